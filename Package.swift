@@ -1,0 +1,104 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Upcoming features every target opts into: explicit `any` and imports that say what they use.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "checkmark",
+    products: [
+        .executable(name: "checkmark", targets: ["checkmark"]),
+        .library(name: "CheckmarkWebSocket", targets: ["CheckmarkWebSocket"]),
+        .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
+        .library(name: "CheckmarkServer", targets: ["CheckmarkServer"]),
+        .library(name: "CheckmarkClient", targets: ["CheckmarkClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // System libraries from Debian: zlib1g-dev (permessage-deflate), libssl-dev (SHA-1, HMAC).
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // Pure cores: no I/O, no clocks, no randomness of their own.
+        .target(
+            name: "CheckmarkWebSocket",
+            dependencies: [
+                "CZlib", "CLibcrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "CheckmarkCore", swiftSettings: strictSettings),
+
+        // Shells: sockets, event loops, storage, HTTP.
+        .target(
+            name: "CheckmarkWebSocketNIO",
+            dependencies: [
+                "CheckmarkWebSocket",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "CheckmarkServer",
+            dependencies: [
+                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "CheckmarkClient",
+            dependencies: [
+                "CheckmarkWebSocket", "CheckmarkWebSocketNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "checkmark",
+            dependencies: [
+                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(
+            name: "CheckmarkWebSocketTests",
+            dependencies: ["CheckmarkWebSocket", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CheckmarkCoreTests",
+            dependencies: ["CheckmarkCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CheckmarkServerTests",
+            dependencies: [
+                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

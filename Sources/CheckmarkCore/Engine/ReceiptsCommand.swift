@@ -1,0 +1,55 @@
+/// Everything that can change receipts state. Each is applied with ``ReceiptsEngine/apply(_:at:)``.
+public enum ReceiptsCommand: Sendable, Hashable {
+    /// Creates or replaces a user (privacy settings included).
+    case upsertUser(User)
+    /// Changes only the given fields of an existing user.
+    case updateUser(UserPatch)
+    case createChannelType(ChannelType)
+    /// Changes the flags of an existing type; nil leaves a flag as it is.
+    case updateChannelType(name: String, readEvents: Bool?, deliveryEvents: Bool?)
+    /// Creates a channel with its first members, or does nothing if it exists.
+    case createChannel(cid: ChannelCID, createdBy: String?, members: [String])
+    case addMembers(cid: ChannelCID, userIDs: [String])
+    case removeMembers(cid: ChannelCID, userIDs: [String])
+    /// A connection of `userID` opened.
+    case connect(connectionID: String, userID: String)
+    case disconnect(connectionID: String)
+    /// The connection starts receiving the channel's events (members only).
+    case watch(connectionID: String, cid: ChannelCID)
+    case stopWatching(connectionID: String, cid: ChannelCID)
+    case sendMessage(cid: ChannelCID, userID: String, draft: MessageDraft)
+    /// Read up to and including `messageID`, or everything when nil.
+    case markRead(cid: ChannelCID, userID: String, messageID: String?)
+    /// Several channels at once (`read_by_channel`), or, with nil, every channel of the user.
+    case markReadMany(userID: String, channels: [ChannelReadTarget]?)
+    case markUnread(cid: ChannelCID, userID: String, from: UnreadTarget)
+    /// Per channel, the newest message delivered to the user.
+    case markDelivered(userID: String, latest: [DeliveredTarget])
+}
+
+/// One channel of a mark-several-read.
+public struct ChannelReadTarget: Sendable, Hashable {
+    public var cid: ChannelCID
+    public var messageID: String?
+    public init(cid: ChannelCID, messageID: String?) {
+        self.cid = cid
+        self.messageID = messageID
+    }
+}
+
+/// Where a mark unread starts.
+public enum UnreadTarget: Sendable, Hashable {
+    case message(String)
+    /// The first channel message created at or after this time.
+    case timestamp(Timestamp)
+}
+
+/// One entry of `latest_delivered_messages`.
+public struct DeliveredTarget: Sendable, Hashable {
+    public var cid: ChannelCID
+    public var messageID: String
+    public init(cid: ChannelCID, messageID: String) {
+        self.cid = cid
+        self.messageID = messageID
+    }
+}

@@ -1,0 +1,54 @@
+extension ReceiptsEngine {
+    mutating func createChannel(_ cid: ChannelCID, createdBy: String?, members: [String], at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        guard channelTypes[cid.type] != nil else { throw .unknownChannelType(cid.type) }
+        if channels[cid] != nil { return ReceiptsOutcome(result: .channel(cid, created: false), changed: false) }
+        if let createdBy { _ = try user(createdBy) }
+        for id in members { _ = try user(id) }
+        channels[cid] = Channel(cid: cid, createdBy: createdBy, createdAt: now)
+        insertMembers(members, into: cid, at: now)
+        return ReceiptsOutcome(result: .channel(cid, created: true))
+    }
+
+    mutating func addMembers(_ cid: ChannelCID, _ userIDs: [String], at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        _ = try channel(cid)
+        for id in userIDs { _ = try user(id) }
+        let added = insertMembers(userIDs, into: cid, at: now)
+        return added ? ReceiptsOutcome(result: .channel(cid, created: false)) : .unchanged
+    }
+
+    mutating func removeMembers(_ cid: ChannelCID, _ userIDs: [String]) throws(ReceiptsError) -> ReceiptsOutcome {
+        var channel = try channel(cid)
+        var removed = false
+        for id in userIDs where channel.members[id] != nil {
+            setUnread(0, for: id, in: cid)
+            channel = channels[cid]!
+            channel.members[id] = nil
+            channel.memberOrder.removeAll { $0 == id }
+            membership[id]?.remove(cid)
+            // Only members may watch: the user's connections stop watching.
+            for connection in connections(of: id) where channel.watcherSet.contains(connection) {
+                channel.watcherSet.remove(connection)
+                channel.watchers.removeAll { $0 == connection }
+                watching[connection]?.remove(cid)
+            }
+            channels[cid] = channel
+            removed = true
+        }
+        return removed ? ReceiptsOutcome(result: .channel(cid, created: false)) : .unchanged
+    }
+
+    /// Adds the users that are not members yet; returns whether any was added.
+    @discardableResult
+    private mutating func insertMembers(_ userIDs: [String], into cid: ChannelCID, at now: Timestamp) -> Bool {
+        var channel = channels[cid]!
+        var added = false
+        for id in userIDs where channel.members[id] == nil {
+            channel.members[id] = Member(userID: id, createdAt: now, read: ReadState(joinedAt: now, messageCount: channel.messages.count))
+            channel.memberOrder.append(id)
+            membership[id, default: []].insert(cid)
+            added = true
+        }
+        channels[cid] = channel
+        return added
+    }
+}

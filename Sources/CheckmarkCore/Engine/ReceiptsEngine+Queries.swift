@@ -1,0 +1,92 @@
+extension ReceiptsEngine {
+    /// Rule 10: at most ``readStateListLimit`` members, most recently added first, the viewer's own
+    /// state always included; others' fields hidden where rules 6-8 say so. Members whose every field
+    /// is hidden are left out.
+    public func readStates(of cid: ChannelCID, viewer: String) throws(ReceiptsError) -> [ReadStateView] {
+        let channel = try channel(cid)
+        // Most recently added first; among members added at the same time, the later-added first.
+        let ordered = channel.memberOrder.reversed().enumerated()
+            .sorted { lhs, rhs in
+                let a = channel.members[lhs.element]!.createdAt
+                let b = channel.members[rhs.element]!.createdAt
+                return a != b ? a > b : lhs.offset < rhs.offset
+            }
+            .map(\.element)
+        var chosen = Array(ordered.prefix(Self.readStateListLimit))
+        if channel.members[viewer] != nil && !chosen.contains(viewer) {
+            chosen.removeLast()
+            chosen.append(viewer)
+        }
+        return chosen.compactMap { view(of: $0, in: channel, viewer: viewer) }
+    }
+
+    /// One member's read state as `viewer` may see it; nil when nothing of it may be shown.
+    public func view(of userID: String, in channel: Channel, viewer: String) -> ReadStateView? {
+        guard let member = channel.members[userID], let user = users[userID] else { return nil }
+        let type = type(of: channel)
+        let own = userID == viewer
+        let showRead = own || (type.readEvents && user.privacy.readReceipts)
+        let showDelivery = own || (type.deliveryEvents && user.privacy.deliveryReceipts)
+        guard showRead || showDelivery else { return nil }
+        let read = member.read
+        var view = ReadStateView(user: user)
+        if showRead {
+            view.lastRead = read.lastRead
+            view.lastReadMessageID = read.lastReadMessageID
+            view.unreadMessages = read.unreadMessages
+            view.firstUnreadMessageID = read.markedUnreadMessageID ?? firstUnread(in: channel, for: userID, from: read.readPosition)
+        }
+        if showDelivery {
+            view.lastDeliveredAt = read.lastDeliveredAt
+            view.lastDeliveredMessageID = read.lastDeliveredMessageID
+        }
+        return view
+    }
+
+    func firstUnread(in channel: Channel, for userID: String, from position: Int) -> String? {
+        var index = position
+        while index < channel.messages.count {
+            if channel.messages[index].countsAsUnread(for: userID) { return channel.messages[index].id }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Per-message receipts for `viewer` (who must be a member). The author is never listed; others
+    /// are listed only where rules 6-8 allow the viewer to see them.
+    public func receipts(of messageID: String, in cid: ChannelCID, viewer: String) throws(ReceiptsError) -> MessageReceipts {
+        let channel = try channel(cid)
+        _ = try member(viewer, of: channel)
+        guard let index = channel.messageIndex[messageID] else { throw .unknownMessage(messageID) }
+        let message = channel.messages[index]
+        let type = type(of: channel)
+        var readBy: [MessageReceipts.Entry] = []
+        var deliveredTo: [MessageReceipts.Entry] = []
+        for memberID in channel.memberOrder where memberID != message.userID {
+            guard let member = channel.members[memberID], let user = users[memberID] else { continue }
+            let own = memberID == viewer
+            let read = member.read
+            if read.readPosition > index, own || (type.readEvents && user.privacy.readReceipts),
+               let at = read.readPasses.firstPass(over: index) {
+                readBy.append(.init(user: user, at: at))
+            } else if message.isChannelMessage, read.deliveredPosition > index,
+                      own || (type.deliveryEvents && user.privacy.deliveryReceipts),
+                      let at = read.deliveredPasses.firstPass(over: index) {
+                deliveredTo.append(.init(user: user, at: at))
+            }
+        }
+        let byTime: (MessageReceipts.Entry, MessageReceipts.Entry) -> Bool = {
+            $0.at != $1.at ? $0.at < $1.at : $0.user.id < $1.user.id
+        }
+        return MessageReceipts(message: message, readBy: readBy.sorted(by: byTime), deliveredTo: deliveredTo.sorted(by: byTime))
+    }
+
+    /// The user's unread state per channel, channels in cid order.
+    public func unreadChannels(of userID: String) throws(ReceiptsError) -> [ChannelUnread] {
+        _ = try user(userID)
+        return (membership[userID] ?? []).sorted().compactMap { cid in
+            guard let read = channels[cid]?.members[userID]?.read else { return nil }
+            return ChannelUnread(cid: cid, unreadMessages: read.unreadMessages, lastRead: read.lastRead)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+extension ReceiptsEngine {
+    mutating func upsertUser(_ user: User, at now: Timestamp) -> ReceiptsOutcome {
+        var stored = user
+        stored.createdAt = users[user.id]?.createdAt ?? now
+        stored.updatedAt = now
+        users[user.id] = stored
+        return ReceiptsOutcome(result: .user(stored))
+    }
+
+    /// `set` may hold `name`, `image`, `privacy_settings` and custom fields; `unset` removes them.
+    mutating func updateUser(_ patch: UserPatch, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        var user = try user(patch.id)
+        for (key, value) in patch.set {
+            switch key {
+            case "id", "created_at", "updated_at", "role":
+                throw .invalidArgument("field \(key) cannot be changed")
+            case "name":
+                user.name = value.stringValue
+            case "image":
+                user.image = value.stringValue
+            case "privacy_settings":
+                user.privacy = try Self.privacy(from: value, current: user.privacy)
+            default:
+                user.custom.removeAll { $0.0 == key }
+                user.custom.append((key, value))
+            }
+        }
+        for key in patch.unset {
+            switch key {
+            case "name": user.name = nil
+            case "image": user.image = nil
+            case "privacy_settings": user.privacy = PrivacySettings()
+            default: user.custom.removeAll { $0.0 == key }
+            }
+        }
+        user.updatedAt = now
+        users[user.id] = user
+        return ReceiptsOutcome(result: .user(user))
+    }
+
+    /// Reads `{"read_receipts": {"enabled": bool}, "delivery_receipts": {"enabled": bool}}`; absent
+    /// parts keep their current value.
+    public static func privacy(from value: JSONValue, current: PrivacySettings = .init()) throws(ReceiptsError) -> PrivacySettings {
+        guard case .object = value else { throw .invalidArgument("privacy_settings must be an object") }
+        var result = current
+        for (key, flag) in [("read_receipts", \PrivacySettings.readReceipts), ("delivery_receipts", \PrivacySettings.deliveryReceipts)] {
+            guard let part = value[key] else { continue }
+            if case .null = part { continue }
+            guard let enabled = part["enabled"]?.boolValue else {
+                throw .invalidArgument("privacy_settings.\(key).enabled must be a boolean")
+            }
+            result[keyPath: flag] = enabled
+        }
+        return result
+    }
+
+    mutating func createChannelType(_ type: ChannelType, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        guard ChannelCID.isValidName(type.name) else { throw .invalidArgument("channel type name \(type.name) is not valid") }
+        guard channelTypes[type.name] == nil else { throw .duplicate("channel type \(type.name)") }
+        var stored = type
+        stored.createdAt = now
+        stored.updatedAt = now
+        channelTypes[type.name] = stored
+        return ReceiptsOutcome(result: .channelType(stored))
+    }
+
+    mutating func updateChannelType(_ name: String, readEvents: Bool?, deliveryEvents: Bool?, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        guard var type = channelTypes[name] else { throw .unknownChannelType(name) }
+        if let readEvents { type.readEvents = readEvents }
+        if let deliveryEvents { type.deliveryEvents = deliveryEvents }
+        type.updatedAt = now
+        channelTypes[name] = type
+        return ReceiptsOutcome(result: .channelType(type))
+    }
+}

@@ -1,0 +1,106 @@
+/// The receipts rules of the contract as a pure state machine: state plus one command and the time it
+/// happens at give the new state and exactly which events go to which connections. No I/O, no clock,
+/// no randomness: the same commands at the same times give the same state and events.
+public struct ReceiptsEngine: Sendable {
+    /// Mark unread reaches only this many of the channel's newest messages.
+    public static let markUnreadWindow = 100
+    /// Read states listed in a channel response (rule 10).
+    public static let readStateListLimit = 100
+
+    public internal(set) var users: [String: User] = [:]
+    public internal(set) var channelTypes: [String: ChannelType] = ["messaging": .messaging]
+    public internal(set) var channels: [ChannelCID: Channel] = [:]
+    /// Channels each user is a member of.
+    public internal(set) var membership: [String: Set<ChannelCID>] = [:]
+    public internal(set) var connections: [String: String] = [:]
+    /// Each user's open connections, in the order they opened.
+    public internal(set) var userConnections: [String: [String]] = [:]
+    /// Channels each connection watches.
+    public internal(set) var watching: [String: Set<ChannelCID>] = [:]
+    /// Each user's totals over all their channels, kept in step with every unread change.
+    public internal(set) var totals: [String: UnreadCounts] = [:]
+    /// Message id to channel, for global uniqueness and look-up.
+    public internal(set) var messageChannels: [String: ChannelCID] = [:]
+    /// Counter behind generated message ids.
+    public internal(set) var generatedMessageIDs = 0
+    /// The latest time seen: commands given an earlier time are applied at this one, so the core's
+    /// time never runs backwards even when the caller's clock does.
+    public internal(set) var clock = Timestamp(rawValue: 0)
+
+    public init() {}
+
+    /// Applies one command at `now`.
+    /// - Returns: the outcome, or the reason the command was refused (state unchanged).
+    public mutating func apply(_ command: ReceiptsCommand, at time: Timestamp) -> Result<ReceiptsOutcome, ReceiptsError> {
+        let now = max(time, clock)
+        clock = now
+        do throws(ReceiptsError) {
+            switch command {
+            case .upsertUser(let user): return .success(upsertUser(user, at: now))
+            case .updateUser(let patch): return .success(try updateUser(patch, at: now))
+            case .createChannelType(let type): return .success(try createChannelType(type, at: now))
+            case .updateChannelType(let name, let read, let delivery):
+                return .success(try updateChannelType(name, readEvents: read, deliveryEvents: delivery, at: now))
+            case .createChannel(let cid, let createdBy, let members):
+                return .success(try createChannel(cid, createdBy: createdBy, members: members, at: now))
+            case .addMembers(let cid, let ids): return .success(try addMembers(cid, ids, at: now))
+            case .removeMembers(let cid, let ids): return .success(try removeMembers(cid, ids))
+            case .connect(let connection, let user): return .success(try connect(connection, user))
+            case .disconnect(let connection): return .success(disconnect(connection))
+            case .watch(let connection, let cid): return .success(try watch(connection, cid))
+            case .stopWatching(let connection, let cid): return .success(try stopWatching(connection, cid))
+            case .sendMessage(let cid, let user, let draft): return .success(try sendMessage(cid, user, draft, at: now))
+            case .markRead(let cid, let user, let messageID):
+                return .success(try markRead([ChannelReadTarget(cid: cid, messageID: messageID)], user: user, allChannels: false, at: now))
+            case .markReadMany(let user, let targets):
+                return .success(try markReadMany(user, targets, at: now))
+            case .markUnread(let cid, let user, let target): return .success(try markUnread(cid, user, target, at: now))
+            case .markDelivered(let user, let latest): return .success(try markDelivered(user, latest, at: now))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: Look-ups shared by the commands
+
+    func user(_ id: String) throws(ReceiptsError) -> User {
+        guard let user = users[id] else { throw .unknownUser(id) }
+        return user
+    }
+
+    func channel(_ cid: ChannelCID) throws(ReceiptsError) -> Channel {
+        guard let channel = channels[cid] else { throw .unknownChannel(cid) }
+        return channel
+    }
+
+    func member(_ userID: String, of channel: Channel) throws(ReceiptsError) -> Member {
+        guard let member = channel.members[userID] else { throw .notAMember(user: userID, cid: channel.cid) }
+        return member
+    }
+
+    func type(of channel: Channel) -> ChannelType {
+        channelTypes[channel.cid.type] ?? ChannelType(name: channel.cid.type)
+    }
+
+    /// The user's current totals.
+    public func counts(for userID: String) -> UnreadCounts {
+        totals[userID] ?? UnreadCounts()
+    }
+
+    /// Sets a member's unread count and keeps the user's totals in step.
+    mutating func setUnread(_ value: Int, for userID: String, in cid: ChannelCID) {
+        guard let old = channels[cid]?.members[userID]?.read.unreadMessages, old != value else { return }
+        channels[cid]!.members[userID]!.read.unreadMessages = value
+        var total = totals[userID] ?? UnreadCounts()
+        total.totalUnread += value - old
+        if old == 0 && value > 0 { total.unreadChannels += 1 }
+        if old > 0 && value == 0 { total.unreadChannels -= 1 }
+        totals[userID] = total
+    }
+
+    /// Connections of `userID`, in the order they opened.
+    func connections(of userID: String) -> [String] {
+        userConnections[userID] ?? []
+    }
+}

@@ -1,0 +1,45 @@
+/// Why a command was refused. Stable codes; the shells map them to HTTP statuses and WebSocket
+/// replies in one place.
+public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unknownUser(String)
+    case unknownChannel(ChannelCID)
+    case unknownChannelType(String)
+    case unknownMessage(String)
+    case unknownConnection(String)
+    /// The user is not a member of the channel.
+    case notAMember(user: String, cid: ChannelCID)
+    /// Mark unread reaches only the channel's last ``ReceiptsEngine/markUnreadWindow`` messages.
+    case messageTooOld(String)
+    case duplicate(String)
+    /// Anything else malformed; the text says what.
+    case invalidArgument(String)
+
+    /// A stable, machine-readable code.
+    public var code: String {
+        switch self {
+        case .unknownUser: "unknown_user"
+        case .unknownChannel: "unknown_channel"
+        case .unknownChannelType: "unknown_channel_type"
+        case .unknownMessage: "unknown_message"
+        case .unknownConnection: "unknown_connection"
+        case .notAMember: "not_a_member"
+        case .messageTooOld: "message_too_old"
+        case .duplicate: "duplicate"
+        case .invalidArgument: "invalid_argument"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unknownUser(let id): "user \(id) does not exist"
+        case .unknownChannel(let cid): "channel \(cid) does not exist"
+        case .unknownChannelType(let name): "channel type \(name) does not exist"
+        case .unknownMessage(let id): "message \(id) does not exist"
+        case .unknownConnection(let id): "connection \(id) does not exist"
+        case .notAMember(let user, let cid): "user \(user) is not a member of channel \(cid)"
+        case .messageTooOld(let id): "message \(id) is not among the channel's last \(ReceiptsEngine.markUnreadWindow) messages"
+        case .duplicate(let what): "\(what) already exists"
+        case .invalidArgument(let text): text
+        }
+    }
+}

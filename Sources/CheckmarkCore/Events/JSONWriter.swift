@@ -1,0 +1,131 @@
+/// Appends JSON text to a byte array: deterministic (keys in the order written), no Foundation.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8]
+    private var needsComma: [Bool] = []
+
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func beginObject() {
+        separator()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    public mutating func beginArray() {
+        separator()
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
+
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes `"key":`; the value follows.
+    public mutating func key(_ key: String) {
+        separator()
+        writeString(key)
+        bytes.append(UInt8(ascii: ":"))
+        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = false }
+    }
+
+    public mutating func string(_ value: String) {
+        separator()
+        writeString(value)
+    }
+
+    public mutating func int(_ value: Int) {
+        separator()
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func bool(_ value: Bool) {
+        separator()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    public mutating func null() {
+        separator()
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: null()
+        case .bool(let flag): bool(flag)
+        case .number(let number):
+            separator()
+            if number == number.rounded(), abs(number) < 9e15 {
+                bytes.append(contentsOf: String(Int64(number)).utf8)
+            } else if number.isFinite {
+                bytes.append(contentsOf: String(number).utf8)
+            } else {
+                bytes.append(contentsOf: "null".utf8)
+            }
+        case .string(let text): string(text)
+        case .array(let values):
+            beginArray()
+            for element in values { self.value(element) }
+            endArray()
+        case .object(let pairs):
+            beginObject()
+            for (name, element) in pairs {
+                key(name)
+                self.value(element)
+            }
+            endObject()
+        }
+    }
+
+    /// Appends bytes that are already valid JSON for one value.
+    public mutating func raw(_ json: [UInt8]) {
+        separator()
+        bytes.append(contentsOf: json)
+    }
+
+    // Convenience for `"key": value` pairs.
+    public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
+    public mutating func field(_ name: String, _ value: Int) { key(name); int(value) }
+    public mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
+    public mutating func field(_ name: String, _ value: Timestamp) { key(name); string(value.rfc3339) }
+    public mutating func fieldIfPresent(_ name: String, _ value: String?) {
+        if let value { field(name, value) }
+    }
+
+    private mutating func separator() {
+        guard !needsComma.isEmpty else { return }
+        if needsComma[needsComma.count - 1] {
+            bytes.append(UInt8(ascii: ","))
+        } else {
+            needsComma[needsComma.count - 1] = true
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func writeString(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+            case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0x00..<0x20:
+                bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 15)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

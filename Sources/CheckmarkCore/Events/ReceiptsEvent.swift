@@ -1,0 +1,83 @@
+/// An event the core decided to send, with exactly the connections that receive it.
+public struct ReceiptsEvent: Sendable, Hashable {
+    public var payload: ReceiptsEventPayload
+    /// Absent only for mark-all-read.
+    public var cid: ChannelCID?
+    public var createdAt: Timestamp
+    /// Receivers in a deterministic order; counts are set when the event type carries them.
+    public var recipients: [Recipient]
+
+    public init(payload: ReceiptsEventPayload, cid: ChannelCID?, createdAt: Timestamp, recipients: [Recipient]) {
+        self.payload = payload
+        self.cid = cid
+        self.createdAt = createdAt
+        self.recipients = recipients
+    }
+
+    /// The Stream event type.
+    public var type: String { payload.type }
+}
+
+/// One receiving connection and what varies for it.
+public struct Recipient: Sendable, Hashable {
+    public var connectionID: String
+    public var userID: String
+    /// The recipient user's totals, for event types that carry them.
+    public var counts: UnreadCounts?
+
+    public init(connectionID: String, userID: String, counts: UnreadCounts?) {
+        self.connectionID = connectionID
+        self.userID = userID
+        self.counts = counts
+    }
+}
+
+/// What an event says, in Stream's terms (contract: Events and who receives them).
+public enum ReceiptsEventPayload: Sendable, Hashable {
+    case messageNew(message: Message, sender: User, watcherCount: Int)
+    case notificationMessageNew(message: Message, sender: User, channel: ChannelSummary)
+    case messageRead(user: User, lastReadMessageID: String?)
+    case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
+    /// `cid` on the event is nil for mark-all-read.
+    case notificationMarkRead(user: User, lastReadMessageID: String?)
+    case notificationMarkUnread(
+        user: User, firstUnreadMessageID: String, lastReadMessageID: String?, lastReadAt: Timestamp,
+        unreadMessages: Int)
+
+    public var type: String {
+        switch self {
+        case .messageNew: "message.new"
+        case .notificationMessageNew: "notification.message_new"
+        case .messageRead: "message.read"
+        case .messageDelivered: "message.delivered"
+        case .notificationMarkRead: "notification.mark_read"
+        case .notificationMarkUnread: "notification.mark_unread"
+        }
+    }
+
+    /// The user whose receipt this event reveals, for read and delivery events.
+    public var receiptSubject: String? {
+        switch self {
+        case .messageRead(let user, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _),
+            .notificationMarkUnread(let user, _, _, _, _):
+            user.id
+        case .messageNew, .notificationMessageNew:
+            nil
+        }
+    }
+}
+
+/// The channel fields a `notification.message_new` carries.
+public struct ChannelSummary: Sendable, Hashable {
+    public var cid: ChannelCID
+    public var createdBy: String?
+    public var createdAt: Timestamp
+    public var memberCount: Int
+
+    public init(cid: ChannelCID, createdBy: String?, createdAt: Timestamp, memberCount: Int) {
+        self.cid = cid
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.memberCount = memberCount
+    }
+}

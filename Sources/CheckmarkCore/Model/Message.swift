@@ -1,0 +1,45 @@
+/// A message (contract: Entities).
+public struct Message: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case regular
+        case system
+    }
+
+    public var id: String
+    public var cid: ChannelCID
+    public var userID: String
+    public var text: String
+    public var kind: Kind
+    /// Server time, strictly increasing within a channel.
+    public var createdAt: Timestamp
+    /// Set on thread replies.
+    public var parentID: String?
+    /// A thread reply also shown in the channel.
+    public var showInChannel: Bool
+    /// Silent messages never count as unread.
+    public var silent: Bool
+
+    public init(id: String, cid: ChannelCID, userID: String, text: String, kind: Kind = .regular,
+                createdAt: Timestamp, parentID: String? = nil, showInChannel: Bool = false, silent: Bool = false) {
+        self.id = id
+        self.cid = cid
+        self.userID = userID
+        self.text = text
+        self.kind = kind
+        self.createdAt = createdAt
+        self.parentID = parentID
+        self.showInChannel = showInChannel
+        self.silent = silent
+    }
+
+    /// A thread reply not shown in the channel: never counted, never delivery-tracked (rules 4, 5).
+    public var isThreadOnly: Bool { parentID != nil && !showInChannel }
+
+    /// Part of the channel's message list.
+    public var isChannelMessage: Bool { !isThreadOnly }
+
+    /// Whether this message counts as unread for `userID` when it lies after their read pointer (rule 4).
+    public func countsAsUnread(for userID: String) -> Bool {
+        self.userID != userID && !isThreadOnly && !silent
+    }
+}

@@ -1,0 +1,24 @@
+/// Who has read one message and who has it delivered but unread, with the exact time each member's
+/// pointer first passed it (beyond Stream, whose times are per channel), privacy applied to the viewer.
+public struct MessageReceipts: Sendable, Hashable {
+    public struct Entry: Sendable, Hashable {
+        public var user: User
+        public var at: Timestamp
+        public init(user: User, at: Timestamp) {
+            self.user = user
+            self.at = at
+        }
+    }
+
+    public var message: Message
+    /// Members whose read pointer is past the message now, earliest first.
+    public var readBy: [Entry]
+    /// Members it was delivered to who have not read it, earliest first.
+    public var deliveredTo: [Entry]
+
+    public init(message: Message, readBy: [Entry], deliveredTo: [Entry]) {
+        self.message = message
+        self.readBy = readBy
+        self.deliveredTo = deliveredTo
+    }
+}

@@ -1,0 +1,17 @@
+import NIOCore
+
+/// Limits on the HTTP side of the listener.
+public struct HTTPLimits: Sendable, Hashable {
+    /// Largest request head (request line and headers) in bytes; 431 past it.
+    public var maxHeadSize: Int
+    /// Largest request body in bytes; 413 past it.
+    public var maxBodySize: Int
+    /// Time allowed for a complete request head to arrive; 408 and close past it (slowloris guard).
+    public var headTimeout: TimeAmount
+
+    public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10)) {
+        self.maxHeadSize = maxHeadSize
+        self.maxBodySize = maxBodySize
+        self.headTimeout = headTimeout
+    }
+}

@@ -1,0 +1,52 @@
+import Atomics
+import CheckmarkWebSocket
+import CheckmarkWebSocketNIO
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A TCP listener speaking HTTP/1.1 and WebSocket on the same port.
+public final class HTTPListener: Sendable {
+    public let channel: any Channel
+
+    private init(channel: any Channel) { self.channel = channel }
+
+    /// The bound address (useful with port 0).
+    public var localAddress: SocketAddress? { channel.localAddress }
+    public var port: Int { channel.localAddress?.port ?? 0 }
+
+    /// Binds and starts accepting.
+    /// - Throws: NIO's bind error when the address is taken or not available.
+    public static func bind(
+        host: String, port: Int, group: any EventLoopGroup, routes: any HTTPRoutes,
+        handshake: ServerHandshake, httpLimits: HTTPLimits = .init(), webSocket: WebSocketSettings = .init(),
+        backlog: Int32 = 4096
+    ) async throws -> HTTPListener {
+        let counter = ManagedAtomic<Int>(0)
+        let sessionIDs: @Sendable () -> Int = { counter.wrappingIncrementThenLoad(ordering: .relaxed) }
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: backlog)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let headGuard = HeadSizeGuard(limit: httpLimits.maxHeadSize)
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(headGuard)
+                    try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+                    try sync.addHandler(HTTPResponseEncoder())
+                    try sync.addHandler(HTTPServerHandler(
+                        routes: routes, handshake: handshake, limits: httpLimits, webSocket: webSocket,
+                        headGuard: headGuard, sessionIDs: sessionIDs))
+                }
+            }
+            .bind(host: host, port: port).get()
+        return HTTPListener(channel: channel)
+    }
+
+    /// Stops accepting new connections (open ones are not touched).
+    public func close() async throws {
+        try await channel.close()
+    }
+}

@@ -1,0 +1,23 @@
+import CheckmarkWebSocket
+import CheckmarkWebSocketNIO
+import NIOCore
+
+/// What the HTTP listener does with each request: upgrade it to a WebSocket served by an application,
+/// or answer it.
+public protocol HTTPRoutes: Sendable {
+    /// Called on the connection's event loop for a request head that asks to upgrade. Returns the
+    /// application that will serve the connection, or a response refusing it.
+    func webSocketApplication(for request: HTTPRequest, on eventLoop: any EventLoop) -> Result<any WebSocketApplication, HTTPResponseRejection>
+
+    /// Whether the path is a WebSocket endpoint (a plain request there gets 426).
+    func isWebSocketPath(_ path: String) -> Bool
+
+    /// Answers a plain request.
+    func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse>
+}
+
+/// A refusal to upgrade, answered as this HTTP response.
+public struct HTTPResponseRejection: Error, Sendable {
+    public var response: HTTPResponse
+    public init(_ response: HTTPResponse) { self.response = response }
+}

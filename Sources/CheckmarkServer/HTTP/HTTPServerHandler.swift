@@ -1,0 +1,196 @@
+import CheckmarkWebSocket
+import CheckmarkWebSocketNIO
+import NIOCore
+import NIOHTTP1
+
+/// Reads HTTP/1.1 requests (parsed by NIOHTTP1), answers them through ``HTTPRoutes``, and performs the
+/// WebSocket upgrade: the pure ``ServerHandshake`` decides, this handler writes the 101 and replaces
+/// the HTTP handlers by a ``WebSocketChannelHandler``. Bytes that arrived behind the upgrade request
+/// are handed to the WebSocket handler untouched.
+final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private enum State {
+        case idle
+        case receiving(HTTPRequest, upgrade: Bool)
+        case tooLarge
+        case responding
+        case upgraded
+    }
+
+    private let routes: any HTTPRoutes
+    private let handshake: ServerHandshake
+    private let limits: HTTPLimits
+    private let webSocket: WebSocketSettings
+    private let headGuard: HeadSizeGuard
+    private let sessionIDs: @Sendable () -> Int
+    private var state: State = .idle
+    private var headTimer: Scheduled<Void>?
+    private var keepAlive = true
+
+    init(routes: any HTTPRoutes, handshake: ServerHandshake, limits: HTTPLimits, webSocket: WebSocketSettings,
+         headGuard: HeadSizeGuard, sessionIDs: @escaping @Sendable () -> Int) {
+        self.routes = routes
+        self.handshake = handshake
+        self.limits = limits
+        self.webSocket = webSocket
+        self.headGuard = headGuard
+        self.sessionIDs = sessionIDs
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        armHeadTimer(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        headTimer?.cancel()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .upgraded = state {
+            // Leftover bytes forwarded by the HTTP decoder while it is removed: they are WebSocket frames.
+            context.fireChannelRead(data)
+            return
+        }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            headTimer?.cancel()
+            headGuard.headCompleted()
+            keepAlive = head.isKeepAlive
+            var headers = HTTPHeaderList()
+            for (name, value) in head.headers { headers.add(name, value) }
+            let request = HTTPRequest(
+                method: head.method.rawValue, uri: head.uri, versionMajor: head.version.major,
+                versionMinor: head.version.minor, headers: headers)
+            let wantsUpgrade = !headers.values("Upgrade").isEmpty || routes.isWebSocketPath(request.path)
+            state = .receiving(request, upgrade: wantsUpgrade && routes.isWebSocketPath(request.path))
+        case .body(var chunk):
+            guard case .receiving(var request, let upgrade) = state else { return }
+            if request.body.readableBytes + chunk.readableBytes > limits.maxBodySize {
+                state = .tooLarge
+                keepAlive = false
+                write(.text(413, "request body larger than \(limits.maxBodySize) bytes"), context: context)
+                return
+            }
+            request.body.writeBuffer(&chunk)
+            state = .receiving(request, upgrade: upgrade)
+        case .end:
+            switch state {
+            case .receiving(let request, let upgrade):
+                state = .responding
+                if upgrade {
+                    upgradeOrRefuse(request, context: context)
+                } else {
+                    routes.respond(to: request, on: context.eventLoop).hop(to: context.eventLoop)
+                        .assumeIsolated().whenComplete { result in
+                            switch result {
+                            case .success(let response): self.write(response, context: context)
+                            case .failure: self.write(.text(500, "internal error"), context: context)
+                            }
+                        }
+                }
+            case .tooLarge:
+                context.close(promise: nil)
+            default:
+                break
+            }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Garbage that is not HTTP: answer 400 once, then close.
+        if error is HTTPParserError, case .idle = state {
+            state = .responding
+            keepAlive = false
+            write(.text(400, "malformed HTTP request"), context: context)
+            return
+        }
+        context.close(promise: nil)
+    }
+
+    private func upgradeOrRefuse(_ request: HTTPRequest, context: ChannelHandlerContext) {
+        let decision = handshake.negotiate(
+            method: request.method, versionMajor: request.versionMajor, versionMinor: request.versionMinor,
+            headers: request.headers)
+        let acceptance: ServerHandshake.Acceptance
+        switch decision {
+        case .failure(let rejection):
+            keepAlive = false
+            write(.text(rejection.status, rejection.reason, headers: rejection.headers), context: context)
+            return
+        case .success(let accepted):
+            acceptance = accepted
+        }
+        let application: any WebSocketApplication
+        switch routes.webSocketApplication(for: request, on: context.eventLoop) {
+        case .failure(let rejection):
+            keepAlive = false
+            write(rejection.response, context: context)
+            return
+        case .success(let app):
+            application = app
+        }
+
+        var headers = HTTPHeaders()
+        for field in acceptance.headers.fields { headers.add(name: field.name, value: field.value) }
+        let head = HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.flush()
+
+        state = .upgraded
+        let connection = WebSocketConnection(
+            role: .server, limits: webSocket.limits, compression: acceptance.compression,
+            compressionConfiguration: handshake.compression, allocator: context.channel.allocator)
+        let handler = WebSocketChannelHandler(
+            connection: connection, application: application, timeouts: webSocket.timeouts, sessionID: sessionIDs())
+        let pipeline = context.pipeline.syncOperations
+        do {
+            try pipeline.addHandler(handler, position: .after(self))
+            if let encoder = try? pipeline.handler(type: HTTPResponseEncoder.self) {
+                pipeline.removeHandler(encoder, promise: nil)
+            }
+            if let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
+                pipeline.removeHandler(decoder, promise: nil)
+            }
+            pipeline.removeHandler(headGuard, promise: nil)
+            pipeline.removeHandler(self, promise: nil)
+        } catch {
+            context.close(promise: nil)
+        }
+    }
+
+    private func write(_ response: HTTPResponse, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        for field in response.headers.fields { headers.add(name: field.name, value: field.value) }
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.readableBytes))
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if response.body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
+        }
+        let keepAlive = self.keepAlive
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            if keepAlive {
+                self.state = .idle
+                self.headGuard.requestCompleted()
+                self.armHeadTimer(context: context)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// Slowloris guard: a request head must arrive within the limit (for keep-alive connections, this
+    /// is also the idle timeout between requests).
+    private func armHeadTimer(context: ChannelHandlerContext) {
+        headTimer?.cancel()
+        headTimer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headTimeout) { [self] in
+            guard case .idle = state else { return }
+            keepAlive = false
+            state = .responding
+            write(.text(408, "request head not received in time"), context: context)
+        }
+    }
+}

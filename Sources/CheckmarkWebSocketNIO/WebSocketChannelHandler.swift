@@ -1,0 +1,217 @@
+import CheckmarkWebSocket
+import NIOCore
+
+/// The NIO shell around ``WebSocketConnection``: feeds it the socket's bytes, performs what it asks
+/// (write, close), runs its timers, and hands complete messages to a ``WebSocketApplication``.
+///
+/// Writes are flushed once per read cycle, or once per event-loop tick for writes that do not come
+/// from a read. Closing: a server half-closes (FIN after its close frame) as soon as the handshake is
+/// over or the peer failed, and drops the socket at EOF or after the close timeout; a client waits for
+/// the server to close, up to the same timeout.
+public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
+
+    private var connection: WebSocketConnection
+    private let application: any WebSocketApplication
+    private let timeouts: WebSocketTimeouts
+    private let sessionID: Int
+    private var context: ChannelHandlerContext?
+    private var session: WebSocketSession?
+
+    private var inReadCycle = false
+    private var flushScheduled = false
+    private var closeCode: WebSocketCloseCode?
+    private var transportClosing = false
+    private var disconnectedReported = false
+    private var lastRead: NIODeadline = .now()
+    private var keepaliveTask: Scheduled<Void>?
+    private var idleTask: Scheduled<Void>?
+    private var closeTask: Scheduled<Void>?
+
+    public init(connection: WebSocketConnection, application: any WebSocketApplication, timeouts: WebSocketTimeouts, sessionID: Int) {
+        self.connection = connection
+        self.application = application
+        self.timeouts = timeouts
+        self.sessionID = sessionID
+    }
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)
+        self.session = session
+        lastRead = .now()
+        scheduleKeepalive()
+        scheduleIdleCheck()
+        application.connected(session)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
+        reportDisconnected()
+        self.context = nil
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastRead = .now()
+        inReadCycle = true
+        connection.receive(unwrapInboundIn(data))
+        processEvents()
+    }
+
+    public func channelReadComplete(context: ChannelHandlerContext) {
+        inReadCycle = false
+        flushNow()
+        context.fireChannelReadComplete()
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        connection.abandon()
+        cancelTimers()
+        reportDisconnected()
+        context.fireChannelInactive()
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            // The peer finished sending. If the handshake is over this is the expected end; otherwise
+            // the peer dropped the connection without a close frame.
+            connection.abandon()
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        connection.abandon()
+        context.close(promise: nil)
+    }
+
+    // MARK: Application calls
+
+    func send(_ message: WebSocketMessage) -> Bool {
+        let sent: Bool
+        switch message {
+        case .text(let bytes): sent = connection.sendText(bytes)
+        case .binary(let bytes): sent = connection.sendBinary(bytes)
+        }
+        writeOutbound()
+        return sent
+    }
+
+    func sendEncoded(_ frame: ByteBuffer) -> Bool {
+        let sent = connection.sendEncodedFrame(frame)
+        writeOutbound()
+        return sent
+    }
+
+    func close(code: WebSocketCloseCode, reason: String) {
+        connection.close(code: code, reason: reason)
+        closeCode = closeCode ?? code
+        writeOutbound()
+        afterStateChange()
+    }
+
+    // MARK: Mechanics
+
+    private func processEvents() {
+        while let event = connection.nextEvent() {
+            switch event {
+            case .text(let bytes):
+                if let session { application.received(.text(bytes), on: session) }
+            case .binary(let bytes):
+                if let session { application.received(.binary(bytes), on: session) }
+            case .ping, .pong:
+                break
+            case .closeReceived(let code, _):
+                closeCode = closeCode ?? code ?? .normalClosure
+            case .failed(let error):
+                closeCode = WebSocketCloseCode(error: error)
+            }
+        }
+        writeOutbound()
+        afterStateChange()
+    }
+
+    /// Moves queued frames to the channel; flushes now or at the end of this tick.
+    private func writeOutbound() {
+        guard let context, connection.hasOutbound else { return }
+        for bytes in connection.takeOutbound() {
+            context.write(wrapOutboundOut(bytes), promise: nil)
+        }
+        if !inReadCycle && !flushScheduled {
+            flushScheduled = true
+            context.eventLoop.assumeIsolated().execute { [self] in
+                flushScheduled = false
+                flushNow()
+            }
+        }
+    }
+
+    private func flushNow() {
+        context?.flush()
+    }
+
+    private func afterStateChange() {
+        guard let context, !transportClosing else { return }
+        switch connection.state {
+        case .open:
+            return
+        case .closeSent:
+            // Wait for the peer's close frame, but not forever.
+            if closeTask == nil {
+                closeTask = context.eventLoop.assumeIsolated().scheduleTask(in: timeouts.closeTimeout) { [self] in
+                    self.context?.close(promise: nil)
+                }
+            }
+        case .closed:
+            transportClosing = true
+            flushNow()
+            closeTask?.cancel()
+            if connection.role == .server {
+                context.close(mode: .output, promise: nil)
+            }
+            closeTask = context.eventLoop.assumeIsolated().scheduleTask(in: timeouts.closeTimeout) { [self] in
+                self.context?.close(promise: nil)
+            }
+        }
+    }
+
+    private func scheduleKeepalive() {
+        guard let interval = timeouts.keepaliveInterval, let context else { return }
+        keepaliveTask = context.eventLoop.assumeIsolated().scheduleTask(in: interval) { [self] in
+            if connection.sendPing() { writeOutbound() }
+            scheduleKeepalive()
+        }
+    }
+
+    private func scheduleIdleCheck() {
+        guard let idle = timeouts.idleTimeout, let context else { return }
+        let deadline = lastRead + idle
+        idleTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            if lastRead + idle <= .now() {
+                close(code: .goingAway, reason: "idle timeout")
+            } else {
+                scheduleIdleCheck()
+            }
+        }
+    }
+
+    private func cancelTimers() {
+        keepaliveTask?.cancel()
+        idleTask?.cancel()
+        closeTask?.cancel()
+        keepaliveTask = nil
+        idleTask = nil
+        closeTask = nil
+    }
+
+    private func reportDisconnected() {
+        guard !disconnectedReported, let session else { return }
+        disconnectedReported = true
+        application.disconnected(session, code: closeCode)
+    }
+}

@@ -1,0 +1,36 @@
+import CheckmarkWebSocket
+import NIOCore
+
+/// The application's handle on one open connection. Must be used on ``eventLoop``; writes are
+/// flushed once per read cycle or at the end of the current event-loop tick.
+public final class WebSocketSession {
+    public let eventLoop: any EventLoop
+    public let id: Int
+    weak var handler: WebSocketChannelHandler?
+    /// Application state attached to the connection.
+    public var userInfo: AnyObject?
+
+    init(eventLoop: any EventLoop, id: Int, handler: WebSocketChannelHandler) {
+        self.eventLoop = eventLoop
+        self.id = id
+        self.handler = handler
+    }
+
+    /// Sends a text message; false when the connection is closing or gone.
+    @discardableResult
+    public func send(text: ByteBuffer) -> Bool { handler?.send(.text(text)) ?? false }
+
+    /// Sends a binary message; false when the connection is closing or gone.
+    @discardableResult
+    public func send(binary: ByteBuffer) -> Bool { handler?.send(.binary(binary)) ?? false }
+
+    /// Sends frame bytes encoded once for many recipients; false when closing or gone.
+    @discardableResult
+    public func send(encodedFrame: ByteBuffer) -> Bool { handler?.sendEncoded(encodedFrame) ?? false }
+
+    /// Starts the close handshake.
+    public func close(code: WebSocketCloseCode, reason: String = "") { handler?.close(code: code, reason: reason) }
+
+    /// False while the socket's outbound buffer is above its high-water mark.
+    public var isWritable: Bool { handler?.isWritable ?? false }
+}

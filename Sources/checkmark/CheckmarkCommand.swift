@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `checkmark` executable: the service and its tools.
+@main
+struct CheckmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkmark",
+        abstract: "Delivery and read receipts over WebSocket, Stream-compatible.",
+        subcommands: [EchoCommand.self, AutobahnClientCommand.self]
+    )
+}

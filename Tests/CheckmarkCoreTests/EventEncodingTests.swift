@@ -1,0 +1,78 @@
+import CheckmarkCore
+import Testing
+
+/// Events in Stream's JSON shapes, encoded once, with only the counts varying per recipient.
+@Suite("Event encoding")
+struct EventEncodingTests {
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    @Test func messageReadHasStreamsFieldNames() throws {
+        let user = User(id: "b", name: "B", createdAt: Timestamp(rawValue: 0))
+        let event = ReceiptsEvent(
+            payload: .messageRead(user: user, lastReadMessageID: "m1"), cid: ChannelCID(type: "messaging", id: "general"),
+            createdAt: Timestamp(rawValue: 1_763_000_000_123_456), recipients: [])
+        let encoded = StreamJSON.encode(event)
+        #expect(!encoded.carriesCounts)
+        #expect(Self.text(encoded.json(for: nil)) == #"{"type":"message.read","cid":"messaging:general","channel_id":"general","channel_type":"messaging","created_at":"2025-11-13T02:13:20.123456Z","user":{"id":"b","name":"B","role":"user","created_at":"1970-01-01T00:00:00.000000Z","updated_at":"1970-01-01T00:00:00.000000Z"},"last_read_message_id":"m1"}"#)
+    }
+
+    @Test func countsVaryOnlyInTheSuffix() throws {
+        var s = Scenario()
+        try s.users("a", "b")
+        try s.channel(members: ["a", "b"])
+        try s.connect("a1", as: "a")
+        try s.connect("b1", as: "b")
+        let event = try #require(try s.send("a", "m1").events("message.new").first)
+        let encoded = StreamJSON.encode(event)
+        #expect(encoded.carriesCounts)
+        let forB = Self.text(encoded.json(for: event.recipients[1].counts))
+        #expect(forB.hasSuffix(#","unread_count":1,"total_unread_count":1,"unread_channels":1}"#))
+        #expect(forB.contains(#""message_id":"m1""#) && forB.contains(#""watcher_count":2"#))
+    }
+
+    @Test func stringsAreEscaped() {
+        var writer = JSONWriter()
+        writer.string("quote \" backslash \\ newline \n tab \t bell \u{07} é")
+        #expect(Self.text(writer.bytes) == #""quote \" backslash \\ newline \n tab \t bell \u0007 é""#)
+    }
+
+    @Test func sameCommandsGiveSameBytes() throws {
+        func run() throws -> [[UInt8]] {
+            var s = Scenario()
+            try s.users("a", "b", "c")
+            try s.channel(members: ["a", "b", "c"])
+            try s.connect("a1", as: "a")
+            try s.connect("b1", as: "b")
+            var out: [[UInt8]] = []
+            for outcome in try [s.send("a", "m1"), s.send("c", "m2"), s.run(.markRead(cid: Scenario.general, userID: "b", messageID: nil))] {
+                for event in outcome.events {
+                    let encoded = StreamJSON.encode(event)
+                    out += event.recipients.map { encoded.json(for: $0.counts) + Array($0.connectionID.utf8) }
+                }
+            }
+            return out
+        }
+        #expect(try run() == run())
+    }
+}
+
+@Suite("Timestamps")
+struct TimestampTests {
+    @Test(arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000000Z"),
+        (Int64(1_763_000_000_123_456), "2025-11-13T02:13:20.123456Z"),
+        (Int64(951_782_400_000_001), "2000-02-29T00:00:00.000001Z"),
+        (Int64(-1), "1969-12-31T23:59:59.999999Z"),
+    ])
+    func formatsAndParsesRFC3339(micros: Int64, text: String) {
+        #expect(Timestamp(rawValue: micros).rfc3339 == text)
+        #expect(Timestamp(rfc3339: text) == Timestamp(rawValue: micros))
+    }
+
+    @Test func parsesOffsetsAndNanoseconds() {
+        #expect(Timestamp(rfc3339: "2024-02-09T12:23:46.361362996Z")?.rfc3339 == "2024-02-09T12:23:46.361362Z")
+        #expect(Timestamp(rfc3339: "2024-02-09T14:23:46+02:00")?.rfc3339 == "2024-02-09T12:23:46.000000Z")
+        #expect(Timestamp(rfc3339: "yesterday") == nil)
+        #expect(Timestamp(rfc3339: "2024-13-09T12:23:46Z") == nil)
+    }
+}

@@ -1,0 +1,52 @@
+import CheckmarkCore
+import Testing
+
+/// Rule 10 and per-message receipts.
+@Suite("Read state listing and per-message receipts")
+struct ReadStateListingTests {
+    @Test func listsAtMostOneHundredMostRecentlyAddedFirstWithTheRequesterAlwaysIncluded() throws {
+        var s = Scenario()
+        let ids = (0..<120).map { "u\($0)" }
+        for id in ids { try s.users(id) }
+        try s.channel(members: ["u0"])
+        for id in ids.dropFirst() { try s.run(.addMembers(cid: Scenario.general, userIDs: [id])) }
+        let list = try s.engine.readStates(of: Scenario.general, viewer: "u0")
+        #expect(list.count == 100)
+        #expect(list.first?.user.id == "u119")
+        #expect(list.contains { $0.user.id == "u0" })
+        let byRecent = try s.engine.readStates(of: Scenario.general, viewer: "u119")
+        #expect(byRecent.map(\.user.id) == (20..<120).reversed().map { "u\($0)" })
+    }
+
+    @Test func receiptsGiveTheExactTimeEachPointerFirstPassedTheMessage() throws {
+        var s = Scenario()
+        try s.users("a", "b", "c")
+        try s.run(.updateChannelType(name: "messaging", readEvents: nil, deliveryEvents: true))
+        try s.channel(members: ["a", "b", "c"])
+        try s.send("a", "m1")
+        try s.send("a", "m2")
+        try s.run(.markDelivered(userID: "c", latest: [DeliveredTarget(cid: Scenario.general, messageID: "m1")]))
+        let deliveredToC = Timestamp(rawValue: s.now)
+        try s.run(.markRead(cid: Scenario.general, userID: "b", messageID: "m1"))
+        let bReadM1 = Timestamp(rawValue: s.now)
+        try s.run(.markRead(cid: Scenario.general, userID: "b", messageID: nil))
+        let bReadM2 = Timestamp(rawValue: s.now)
+
+        let m1 = try s.engine.receipts(of: "m1", in: Scenario.general, viewer: "a")
+        #expect(m1.readBy.map(\.user.id) == ["b"] && m1.readBy[0].at == bReadM1)
+        #expect(m1.deliveredTo.map(\.user.id) == ["c"] && m1.deliveredTo[0].at == deliveredToC)
+        let m2 = try s.engine.receipts(of: "m2", in: Scenario.general, viewer: "a")
+        #expect(m2.readBy.map(\.at) == [bReadM2])
+        #expect(m2.deliveredTo.isEmpty)
+    }
+
+    @Test func membersWhoJoinedLaterAreNotListedAsReaders() throws {
+        var s = Scenario()
+        try s.users("a", "b", "late")
+        try s.channel(members: ["a", "b"])
+        try s.send("a", "m1")
+        try s.run(.addMembers(cid: Scenario.general, userIDs: ["late"]))
+        #expect(try s.engine.receipts(of: "m1", in: Scenario.general, viewer: "a").readBy.isEmpty)
+        #expect(s.read("late").unreadMessages == 0)
+    }
+}

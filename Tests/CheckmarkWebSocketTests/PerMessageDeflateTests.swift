@@ -1,0 +1,113 @@
+import CheckmarkWebSocket
+import NIOCore
+import Testing
+
+/// RFC 7692: negotiation and compressed messages.
+@Suite("RFC 7692 permessage-deflate")
+struct PerMessageDeflateTests {
+    static func offers(_ header: String) -> [ExtensionHeader] { ExtensionHeader.parse([header])! }
+
+    @Test func defaultOfferIsAcceptedWithNoParameters() {
+        let agreed = PerMessageDeflateConfiguration().accept(offers: Self.offers("permessage-deflate; client_max_window_bits"))
+        #expect(agreed == PerMessageDeflateParameters())
+        #expect(agreed?.responseHeader.headerValue == "permessage-deflate")
+    }
+
+    @Test func requestedParametersAreAnswered() {
+        let agreed = PerMessageDeflateConfiguration().accept(offers: Self.offers(
+            "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10"))
+        #expect(agreed?.responseHeader.headerValue == "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10")
+    }
+
+    @Test func firstAcceptableOfferWinsAndBrokenOnesAreDeclined() {
+        let agreed = PerMessageDeflateConfiguration().accept(offers: Self.offers(
+            "permessage-deflate; unknown_param, permessage-deflate; server_max_window_bits=16, permessage-deflate; server_max_window_bits=09, x-other, permessage-deflate; server_max_window_bits=\"12\""))
+        #expect(agreed?.serverMaxWindowBits == 12)
+    }
+
+    @Test func repeatedParameterDeclinesTheOffer() {
+        #expect(PerMessageDeflateConfiguration().accept(offers: Self.offers("permessage-deflate; server_no_context_takeover; server_no_context_takeover")) == nil)
+    }
+
+    @Test func sharedFrameModeAddsServerNoContextTakeover() {
+        let configuration = PerMessageDeflateConfiguration(noContextTakeover: true)
+        #expect(configuration.accept(offers: Self.offers("permessage-deflate"))?.serverNoContextTakeover == true)
+    }
+
+    @Test func helloFromRFC7692Section7231IsInflated() {
+        // "Hello" compressed in one frame (section 7.2.3.1), masked as a client sends it.
+        let input = maskedFrame(0xC1, [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
+        #expect(drive(input, compression: PerMessageDeflateParameters()).events == [.text(ByteBuffer(string: "Hello"))])
+    }
+
+    @Test func compressedMessageInFragmentsFromSection7232() {
+        let input = maskedFrame(0x41, [0xF2, 0x48, 0xCD]) + maskedFrame(0x80, [0xC9, 0xC9, 0x07, 0x00])
+        #expect(drive(input, compression: PerMessageDeflateParameters()).events == [.text(ByteBuffer(string: "Hello"))])
+    }
+
+    @Test func rsv1OnContinuationIsRefused() {
+        let input = maskedFrame(0x41, [0xF2, 0x48, 0xCD]) + maskedFrame(0xC0, [0xC9, 0xC9, 0x07, 0x00])
+        #expect(drive(input, compression: PerMessageDeflateParameters()).events == [.failed(.reservedBitsSet)])
+    }
+
+    @Test func corruptCompressedDataIsRefusedWith1007() {
+        let result = drive(maskedFrame(0xC2, [0xFF, 0xFF, 0xFF, 0xFF]), compression: PerMessageDeflateParameters())
+        #expect(result.events == [.failed(.invalidCompressedData)])
+        #expect(result.written == serverClose(1007, "compressed data could not be inflated"))
+    }
+
+    @Test func decompressionBombStopsAtTheMessageLimit() {
+        let deflater = Deflater()
+        let bomb = deflater.compressMessage(ByteBuffer(bytes: [UInt8](repeating: 0, count: 1 << 20)))
+        #expect(bomb.readableBytes < 2048)
+        let limits = WebSocketLimits(maxFrameSize: 1 << 20, maxMessageSize: 64 * 1024)
+        let result = drive(maskedFrame(0xC2, bomb.bytes), limits: limits, compression: PerMessageDeflateParameters())
+        #expect(result.events == [.failed(.messageTooLarge(limit: 64 * 1024))])
+    }
+
+    @Test(arguments: [8, 9, 12, 15])
+    func roundTripAtEveryWindowSize(bits: Int) {
+        let text = String(repeating: "checkmark ✓✓ read by everyone; ", count: 200)
+        let deflater = Deflater(windowBits: bits, noContextTakeover: false)
+        let inflater = Inflater()
+        for _ in 0..<3 {
+            let compressed = deflater.compressMessage(ByteBuffer(string: text))
+            var out = ByteBuffer()
+            #expect(throws: Never.self) {
+                try inflater.inflate(compressed, into: &out, limit: 1 << 20)
+                try inflater.finishMessage(into: &out, limit: 1 << 20)
+            }
+            #expect(String(buffer: out) == text)
+            // An 8-bit window deflates with run-length matches only (zlib has no 256-byte window), so it
+            // gets Huffman coding but not the 4x of real back-references.
+            #expect(compressed.readableBytes < text.utf8.count / (bits == 8 ? 1 : 4))
+        }
+    }
+
+    @Test func serverCompressesAboveTheThresholdOnly() {
+        var connection = WebSocketConnection(
+            role: .server, compression: PerMessageDeflateParameters(),
+            compressionConfiguration: PerMessageDeflateConfiguration(compressionThreshold: 10))
+        connection.sendText(ByteBuffer(string: "short"))
+        connection.sendText(ByteBuffer(string: String(repeating: "long ", count: 20)))
+        let frames = connection.takeOutbound()
+        #expect(frames[0].bytes.first == 0x81)
+        #expect(frames[1].bytes.first == 0xC1)
+    }
+
+    @Test func framesWithoutContextTakeoverAreIdenticalForEveryConnection() {
+        let payload = ByteBuffer(string: String(repeating: "{\"type\":\"message.new\"}", count: 10))
+        var outputs: [[UInt8]] = []
+        for _ in 0..<3 {
+            var connection = WebSocketConnection(
+                role: .server, compression: PerMessageDeflateParameters(serverNoContextTakeover: true))
+            #expect(connection.canShareCompressedFrames)
+            connection.sendText(payload)
+            connection.sendText(payload)
+            let frames = connection.takeOutbound().map(\.bytes)
+            #expect(frames[0] == frames[1])
+            outputs.append(frames[0])
+        }
+        #expect(Set(outputs).count == 1)
+    }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Checkmark builds and tests with, if they are missing:
+# zlib1g-dev (permessage-deflate), libssl-dev (SHA-1 and HMAC from libcrypto), libsqlite3-dev (storage),
+# python3-venv (the conformance and compatibility suites).
+set -euo pipefail
+packages=(zlib1g-dev libssl-dev libsqlite3-dev python3-venv)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
