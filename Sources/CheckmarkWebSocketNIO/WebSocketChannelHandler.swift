@@ -19,7 +19,6 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var context: ChannelHandlerContext?
     private var session: WebSocketSession?
 
-    private var inReadCycle = false
     private var flushScheduled = false
     private var closeCode: WebSocketCloseCode?
     private var transportClosing = false
@@ -56,13 +55,11 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastRead = .now()
-        inReadCycle = true
         connection.receive(unwrapInboundIn(data))
         processEvents()
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
-        inReadCycle = false
         flushNow()
         context.fireChannelReadComplete()
     }
@@ -142,7 +139,9 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         for bytes in connection.takeOutbound() {
             context.write(wrapOutboundOut(bytes), promise: nil)
         }
-        if !inReadCycle && !flushScheduled {
+        // Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come
+        // from a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
+        if !flushScheduled {
             flushScheduled = true
             context.eventLoop.assumeIsolated().execute { [self] in
                 flushScheduled = false

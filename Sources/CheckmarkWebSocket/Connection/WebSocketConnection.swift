@@ -13,7 +13,7 @@ public struct WebSocketConnection {
     public enum State: Sendable, Hashable {
         /// Messages flow both ways.
         case open
-        /// We sent a close frame and wait for the peer's.
+        /// We sent a close frame and wait for the peer's; its messages until then are still delivered.
         case closeSent
         /// The close handshake is over (or the connection failed): nothing more is sent or read.
         case closed
@@ -156,7 +156,7 @@ public struct WebSocketConnection {
                 if frame.payload.readableBytes > limits.maxMessageSize {
                     throw .messageTooLarge(limit: limits.maxMessageSize)
                 }
-                return state == .open ? (frame.opcode == .text ? .text(frame.payload) : .binary(frame.payload)) : nil
+                return frame.opcode == .text ? .text(frame.payload) : .binary(frame.payload)
             }
             message = PartialMessage(
                 opcode: frame.opcode, compressed: compressed, fragments: 1,
@@ -193,7 +193,7 @@ public struct WebSocketConnection {
             partial = message
             return nil
         }
-        guard state == .open else { return nil }  // data after our close frame is read and dropped
+        // Messages the peer sent before it saw our close frame are still delivered (section 1.4).
         return message.opcode == .text ? .text(message.data) : .binary(message.data)
     }
 
