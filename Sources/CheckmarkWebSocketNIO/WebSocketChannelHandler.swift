@@ -179,10 +179,12 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         }
     }
 
+    /// Pings only a connection that has been silent for a whole interval: a busy connection already
+    /// proves it is alive, and pings in the middle of a stream of messages are noise to the peer.
     private func scheduleKeepalive() {
         guard let interval = timeouts.keepaliveInterval, let context else { return }
-        keepaliveTask = context.eventLoop.assumeIsolated().scheduleTask(in: interval) { [self] in
-            if connection.sendPing() { writeOutbound() }
+        keepaliveTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastRead + interval) { [self] in
+            if lastRead + interval <= .now(), connection.sendPing() { writeOutbound() }
             scheduleKeepalive()
         }
     }

@@ -5,7 +5,7 @@ public struct WebSocketTimeouts: Sendable, Hashable {
     /// How long to wait for the peer's close frame (or, after the handshake, for the peer to drop
     /// the TCP connection) before dropping it ourselves.
     public var closeTimeout: TimeAmount
-    /// Interval between server keepalive pings; nil disables them.
+    /// A connection silent for this long is pinged (busy connections are not); nil disables pings.
     public var keepaliveInterval: TimeAmount?
     /// A connection that sends nothing for this long is closed with 1001; nil disables it.
     public var idleTimeout: TimeAmount?

@@ -144,3 +144,31 @@ struct EchoServerTests {
         }
     }
 }
+
+/// Server timers: keepalive pings on silent connections, the idle timeout, the close timeout.
+@Suite("WebSocket server timers", .serialized)
+struct ServerTimerTests {
+    @Test func silentConnectionIsPingedAndIdleOneClosedWith1001() async throws {
+        let timeouts = WebSocketTimeouts(closeTimeout: .seconds(1), keepaliveInterval: .milliseconds(300), idleTimeout: .seconds(1))
+        try await EchoServerTests.withEchoServer(timeouts: timeouts) { port in
+            let socket = try RawSocket(port: port)
+            socket.send(EchoServerTests.upgrade)
+            _ = socket.read(until: Array("\r\n\r\n".utf8))
+            #expect(socket.read(until: [0x89, 0x00]) == [0x89, 0x00], "a ping after 300 ms of silence")
+            let rest = socket.readAll()
+            #expect(Array(rest.suffix(16)) == [0x88, 0x0E, 0x03, 0xE9] + Array("idle timeout".utf8))
+        }
+    }
+
+    @Test func peerThatNeverAnswersOurCloseIsDroppedAfterTheCloseTimeout() async throws {
+        let timeouts = WebSocketTimeouts(closeTimeout: .milliseconds(500), keepaliveInterval: nil, idleTimeout: .milliseconds(200))
+        try await EchoServerTests.withEchoServer(timeouts: timeouts) { port in
+            let socket = try RawSocket(port: port)
+            socket.send(EchoServerTests.upgrade)
+            _ = socket.read(until: Array("\r\n\r\n".utf8))
+            let start = ContinuousClock.now
+            #expect(socket.peerClosed())
+            #expect(ContinuousClock.now - start < .seconds(3))
+        }
+    }
+}

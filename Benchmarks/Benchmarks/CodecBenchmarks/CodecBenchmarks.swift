@@ -1,0 +1,70 @@
+import Benchmark
+import CheckmarkWebSocket
+import NIOCore
+
+/// A masked client frame carrying `size` bytes, as a server receives it.
+func maskedFrame(size: Int) -> ByteBuffer {
+    let payload = ByteBuffer(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 % 94 + 32) })
+    return FrameEncoder.encode(WebSocketFrame(opcode: .binary, payload: payload), maskingKey: WebSocketMaskingKey(0x37FA_213D))
+}
+
+/// A JSON-like payload typical of a `message.new` event.
+func eventPayload(size: Int) -> ByteBuffer {
+    let unit = #"{"type":"message.new","cid":"messaging:general","message":{"id":"m-1","text":"see you at eight ✓✓"},"user":{"id":"ana"}},"#
+    var text = ""
+    while text.utf8.count < size { text += unit }
+    return ByteBuffer(string: String(text.utf8.prefix(size))!)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let throughputMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal, .instructions]
+
+    for (name, size, scaling) in [("125 B", 125, BenchmarkScalingFactor.kilo), ("16 KiB", 16 << 10, .kilo), ("1 MiB", 1 << 20, .one)] {
+        let frame = maskedFrame(size: size)
+        Benchmark("parse+unmask \(name) frames", configuration: .init(metrics: throughputMetrics, scalingFactor: scaling)) { benchmark in
+            var parser = FrameParser(role: .server, maxFrameSize: 2 << 20)
+            for _ in benchmark.scaledIterations {
+                parser.append(frame)
+                blackHole(try parser.nextFrame())
+            }
+        }
+    }
+
+    for (name, size) in [("125 B", 125), ("16 KiB", 16 << 10)] {
+        let payload = eventPayload(size: size)
+        Benchmark("encode \(name) server frames", configuration: .init(metrics: throughputMetrics, scalingFactor: .kilo)) { benchmark in
+            var out = ByteBuffer()
+            for _ in benchmark.scaledIterations {
+                out.clear()
+                FrameEncoder.encode(opcode: .text, payload: payload, maskingKey: nil, into: &out)
+                blackHole(out)
+            }
+        }
+    }
+
+    let json = eventPayload(size: 16 << 10)
+    Benchmark("deflate 16 KiB event (no context takeover)", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
+        let deflater = Deflater(windowBits: 15, level: 6, noContextTakeover: true)
+        for _ in benchmark.scaledIterations { blackHole(deflater.compressMessage(json)) }
+    }
+
+    let compressed = Deflater(noContextTakeover: true).compressMessage(json)
+    Benchmark("inflate 16 KiB event", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
+        let inflater = Inflater()
+        var out = ByteBuffer()
+        for _ in benchmark.scaledIterations {
+            out.clear()
+            try inflater.inflate(compressed, into: &out, limit: 1 << 20)
+            try inflater.finishMessage(into: &out, limit: 1 << 20)
+            inflater.reset()
+            blackHole(out)
+        }
+    }
+
+    let validText = eventPayload(size: 16 << 10)
+    Benchmark("UTF-8 validate 16 KiB", configuration: .init(metrics: throughputMetrics, scalingFactor: .kilo)) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(validText.withUnsafeReadableBytes { UTF8Validator.isValid($0) })
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Benchmark
+import CheckmarkCore
+
+let general = ChannelCID(type: "messaging", id: "general")
+
+/// A channel of `members` members, each with one connection watching it.
+func bigChannel(members: Int) -> (ReceiptsEngine, Int64) {
+    var engine = ReceiptsEngine()
+    var now: Int64 = 1_763_000_000_000_000
+    func apply(_ command: ReceiptsCommand) {
+        now += 1000
+        _ = engine.apply(command, at: Timestamp(rawValue: now))
+    }
+    let ids = (0..<members).map { "user-\($0)" }
+    for id in ids { apply(.upsertUser(User(id: id, name: id))) }
+    apply(.updateChannelType(name: "messaging", readEvents: true, deliveryEvents: true))
+    apply(.createChannel(cid: general, createdBy: ids[0], members: ids))
+    for (i, id) in ids.enumerated() {
+        apply(.connect(connectionID: "c\(i)", userID: id))
+        apply(.watch(connectionID: "c\(i)", cid: general))
+    }
+    for i in 0..<50 { apply(.sendMessage(cid: general, userID: ids[i % members], draft: MessageDraft(text: "warm-up \(i)"))) }
+    return (engine, now)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let metrics: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal, .instructions]
+
+    Benchmark("commands applied (send + mark read + delivered, 20 members)", configuration: .init(metrics: metrics, scalingFactor: .kilo)) { benchmark in
+        var (engine, now) = bigChannel(members: 20)
+        var i = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            now += 1000
+            i += 1
+            let user = "user-\(i % 20)"
+            let command: ReceiptsCommand = switch i % 3 {
+            case 0: .sendMessage(cid: general, userID: user, draft: MessageDraft(text: "hello"))
+            case 1: .markRead(cid: general, userID: user, messageID: nil)
+            default: .markReadMany(userID: user, channels: nil)
+            }
+            blackHole(engine.apply(command, at: Timestamp(rawValue: now)))
+        }
+    }
+
+    Benchmark("plan message.new to 1,000-member channel", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+        var (engine, now) = bigChannel(members: 1000)
+        benchmark.startMeasurement()
+        for i in benchmark.scaledIterations {
+            now += 1000
+            let outcome = engine.apply(.sendMessage(cid: general, userID: "user-\(i % 1000)", draft: MessageDraft(text: "hello everyone")), at: Timestamp(rawValue: now))
+            blackHole(outcome)
+        }
+    }
+
+    Benchmark("encode message.new once + 1,000 count suffixes", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+        var (engine, now) = bigChannel(members: 1000)
+        now += 1000
+        let event = try! engine.apply(.sendMessage(cid: general, userID: "user-1", draft: MessageDraft(text: "hello everyone")), at: Timestamp(rawValue: now)).get().events[0]
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let encoded = StreamJSON.encode(event)
+            for recipient in event.recipients { blackHole(encoded.suffix(for: recipient.counts)) }
+        }
+    }
+
+    Benchmark("plan one mark read in a 1,000-member channel", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+        var (engine, now) = bigChannel(members: 1000)
+        var reader = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            now += 1000
+            reader = (reader + 1) % 1000
+            // A new message by someone else, then one member reads it: the mark read is what is measured.
+            benchmark.stopMeasurement()
+            _ = engine.apply(.sendMessage(cid: general, userID: "user-\((reader + 1) % 1000)", draft: MessageDraft(text: "x")), at: Timestamp(rawValue: now))
+            benchmark.startMeasurement()
+            blackHole(engine.apply(.markRead(cid: general, userID: "user-\(reader)", messageID: nil), at: Timestamp(rawValue: now + 1)))
+        }
+    }
+}
