@@ -111,3 +111,42 @@ struct PerMessageDeflateTests {
         #expect(Set(outputs).count == 1)
     }
 }
+
+/// One compressed frame shared by every recipient of a fan-out.
+@Suite("RFC 7692 shared frames for fan-out")
+struct SharedFrameTests {
+    @Test func sharedCompressedFrameIsWhatEachConnectionWouldHaveSentAndClientsInflateIt() throws {
+        let payload = ByteBuffer(string: String(repeating: #"{"type":"message.read","user":{"id":"ana"}}"#, count: 8))
+        let encoder = SharedFrameEncoder(configuration: PerMessageDeflateConfiguration(noContextTakeover: true))
+        let frames = encoder.encode(payload, windowBits: [15, 10])
+        var sharing = WebSocketConnection(role: .server, compression: PerMessageDeflateParameters(serverNoContextTakeover: true))
+        var notSharing = WebSocketConnection(role: .server, compression: PerMessageDeflateParameters())
+        var plainOnly = WebSocketConnection(role: .server)
+        #expect(frames.frame(for: sharing) == frames.compressed[15])
+        #expect(frames.frame(for: notSharing) == frames.plain)
+        #expect(frames.frame(for: plainOnly) == frames.plain)
+        // The shared bytes equal what the connection would have produced itself.
+        sharing.sendText(payload)
+        #expect(sharing.takeOutbound() == [frames.compressed[15]!])
+        notSharing.sendText(payload)
+        plainOnly.sendText(payload)
+        // A client inflates the shared frame, twice in a row (no context carried between messages).
+        var client = WebSocketConnection(
+            role: .client, compression: PerMessageDeflateParameters(serverNoContextTakeover: true),
+            maskingKeys: { WebSocketMaskingKey(7) })
+        client.receive(frames.compressed[15]!)
+        client.receive(frames.compressed[15]!)
+        #expect(client.nextEvent() == .text(payload))
+        #expect(client.nextEvent() == .text(payload))
+        var smallWindow = WebSocketConnection(
+            role: .client, compression: PerMessageDeflateParameters(serverNoContextTakeover: true, serverMaxWindowBits: 10),
+            maskingKeys: { WebSocketMaskingKey(7) })
+        smallWindow.receive(frames.compressed[10]!)
+        #expect(smallWindow.nextEvent() == .text(payload))
+    }
+
+    @Test func smallPayloadsAreNotCompressed() {
+        let encoder = SharedFrameEncoder(configuration: PerMessageDeflateConfiguration(compressionThreshold: 100))
+        #expect(encoder.encode(ByteBuffer(string: "short")).compressed.isEmpty)
+    }
+}

@@ -17,21 +17,18 @@ extension ReceiptsEngine {
     }
 
     mutating func removeMembers(_ cid: ChannelCID, _ userIDs: [String]) throws(ReceiptsError) -> ReceiptsOutcome {
-        var channel = try channel(cid)
+        _ = try channel(cid)
         var removed = false
-        for id in userIDs where channel.members[id] != nil {
-            setUnread(0, for: id, in: cid)
-            channel = channels[cid]!
-            channel.members[id] = nil
-            channel.memberOrder.removeAll { $0 == id }
+        for id in userIDs {
+            guard let member = channels[cid]!.members.removeValue(forKey: id) else { continue }
+            adjustTotals(of: id, from: member.read.unreadMessages, to: 0)
+            channels[cid]!.memberOrder.removeAll { $0 == id }
             membership[id]?.remove(cid)
             // Only members may watch: the user's connections stop watching.
-            for connection in connections(of: id) where channel.watcherSet.contains(connection) {
-                channel.watcherSet.remove(connection)
-                channel.watchers.removeAll { $0 == connection }
+            for connection in connections(of: id) where channels[cid]!.watcherSet.remove(connection) != nil {
+                channels[cid]!.watchers.removeAll { $0 == connection }
                 watching[connection]?.remove(cid)
             }
-            channels[cid] = channel
             removed = true
         }
         return removed ? ReceiptsOutcome(result: .channel(cid, created: false)) : .unchanged
@@ -40,15 +37,14 @@ extension ReceiptsEngine {
     /// Adds the users that are not members yet; returns whether any was added.
     @discardableResult
     private mutating func insertMembers(_ userIDs: [String], into cid: ChannelCID, at now: Timestamp) -> Bool {
-        var channel = channels[cid]!
         var added = false
-        for id in userIDs where channel.members[id] == nil {
-            channel.members[id] = Member(userID: id, createdAt: now, read: ReadState(joinedAt: now, messageCount: channel.messages.count))
-            channel.memberOrder.append(id)
+        for id in userIDs where channels[cid]!.members[id] == nil {
+            let count = channels[cid]!.messages.count
+            channels[cid]!.members[id] = Member(userID: id, createdAt: now, read: ReadState(joinedAt: now, messageCount: count))
+            channels[cid]!.memberOrder.append(id)
             membership[id, default: []].insert(cid)
             added = true
         }
-        channels[cid] = channel
         return added
     }
 }

@@ -23,23 +23,14 @@ extension ReceiptsEngine {
         var changed = false
         for cid in order {
             let index = furthest[cid]!
-            let channel = channels[cid]!
-            var read = channel.members[userID]!.read
-            let position = index + 1
-            guard position > read.deliveredPosition else { continue }
-            let message = channel.messages[index]
-            read.deliveredPosition = position
-            read.lastDeliveredMessageID = message.id
-            // Like last_read: the confirmation time when nothing newer exists, else the message's own time,
-            // so that "last_delivered_at >= created_at" tells exactly which messages are delivered.
-            read.lastDeliveredAt = position == channel.messages.count ? max(now, message.createdAt) : message.createdAt
-            read.deliveredPasses.record(position: position, at: now)
-            channels[cid]!.members[userID]!.read = read
+            guard let at = channels[cid]!.advanceDelivered(of: userID, past: index, at: now) else { continue }
             changed = true
+            let channel = channels[cid]!
+            let message = channel.messages[index]
             let recipients = receiptRecipients(of: channel, subject: userID, shareable: user.privacy.deliveryReceipts)
             if !recipients.isEmpty {
                 events.append(ReceiptsEvent(
-                    payload: .messageDelivered(user: user, lastDeliveredMessageID: message.id, lastDeliveredAt: read.lastDeliveredAt!),
+                    payload: .messageDelivered(user: user, lastDeliveredMessageID: message.id, lastDeliveredAt: at),
                     cid: cid, createdAt: now, recipients: recipients))
             }
         }

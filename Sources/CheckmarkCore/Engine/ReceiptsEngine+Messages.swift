@@ -6,10 +6,56 @@ extension ReceiptsEngine {
 
     mutating func sendMessage(_ cid: ChannelCID, _ userID: String, _ draft: MessageDraft, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let sender = try user(userID)
-        var channel = try channel(cid)
+        let message = try validatedMessage(draft, in: cid, from: userID, at: now)
+        channels[cid]!.append(message)
+        messageChannels[message.id] = cid
+        let memberOrder = channels[cid]!.memberOrder
+        for memberID in memberOrder where message.countsAsUnread(for: memberID) {
+            let unread = channels[cid]!.members[memberID]!.read.unreadMessages
+            adjustTotals(of: memberID, from: unread - 1, to: unread)
+        }
+        if message.isChannelMessage {
+            // Rule 3: sending reads up to the message.
+            let position = channels[cid]!.messages.count
+            adjustTotals(of: userID, channels[cid]!.advanceRead(of: userID, to: position, at: message.createdAt))
+        }
+
+        let channel = channels[cid]!
+        var watcherUsers = Set<String>()
+        for connection in channel.watchers { if let user = connections[connection] { watcherUsers.insert(user) } }
+        var events = [ReceiptsEvent(
+            payload: .messageNew(message: message, sender: sender, watcherCount: watcherUsers.count),
+            cid: cid, createdAt: message.createdAt, recipients: watcherRecipients(of: channel, withCounts: true))]
+        if message.isChannelMessage {
+            var others: [Recipient] = []
+            for memberID in memberOrder {
+                for connection in connections(of: memberID) where !channel.watcherSet.contains(connection) {
+                    others.append(Recipient(connectionID: connection, userID: memberID, counts: counts(for: memberID)))
+                }
+            }
+            if !others.isEmpty {
+                let summary = ChannelSummary(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, memberCount: channel.members.count)
+                events.append(ReceiptsEvent(
+                    payload: .notificationMessageNew(message: message, sender: sender, channel: summary),
+                    cid: cid, createdAt: message.createdAt, recipients: others))
+            }
+        }
+        return ReceiptsOutcome(result: .message(message), events: events)
+    }
+
+    /// Checks a draft against the channel and gives it its id and time (strictly increasing within
+    /// the channel). Changes nothing but the generated-id counter.
+    private mutating func validatedMessage(_ draft: MessageDraft, in cid: ChannelCID, from userID: String, at now: Timestamp) throws(ReceiptsError) -> Message {
+        let channel = try channel(cid)
         _ = try member(userID, of: channel)
         guard draft.text.utf8.count <= Self.maxMessageTextBytes else {
             throw .invalidArgument("message text is longer than \(Self.maxMessageTextBytes) bytes")
+        }
+        if let parentID = draft.parentID {
+            guard let parentIndex = channel.messageIndex[parentID] else { throw .unknownMessage(parentID) }
+            guard channel.messages[parentIndex].parentID == nil else {
+                throw .invalidArgument("message \(parentID) is itself a reply; threads do not nest")
+            }
         }
         let id: String
         if let given = draft.id {
@@ -25,50 +71,9 @@ extension ReceiptsEngine {
             } while messageChannels["\(cid.id)-\(generatedMessageIDs)"] != nil
             id = "\(cid.id)-\(generatedMessageIDs)"
         }
-        if let parentID = draft.parentID {
-            guard let parentIndex = channel.messageIndex[parentID] else { throw .unknownMessage(parentID) }
-            guard channel.messages[parentIndex].parentID == nil else {
-                throw .invalidArgument("message \(parentID) is itself a reply; threads do not nest")
-            }
-        }
-        // Server time, strictly increasing within the channel.
         let createdAt = channel.messages.last.map { max(now, $0.createdAt.successor) } ?? now
-        let message = Message(
+        return Message(
             id: id, cid: cid, userID: userID, text: draft.text, kind: draft.kind, createdAt: createdAt,
             parentID: draft.parentID, showInChannel: draft.parentID != nil && draft.showInChannel, silent: draft.silent)
-        channel.messageIndex[id] = channel.messages.count
-        channel.messages.append(message)
-        channels[cid] = channel
-        messageChannels[id] = cid
-
-        for memberID in channel.memberOrder where message.countsAsUnread(for: memberID) {
-            setUnread(channel.members[memberID]!.read.unreadMessages + 1, for: memberID, in: cid)
-        }
-        if message.isChannelMessage {
-            // Rule 3: sending reads up to the message.
-            advanceRead(of: userID, in: cid, to: channel.messages.count, at: createdAt)
-        }
-
-        channel = channels[cid]!
-        var watcherUsers = Set<String>()
-        for connection in channel.watchers { if let user = connections[connection] { watcherUsers.insert(user) } }
-        var events = [ReceiptsEvent(
-            payload: .messageNew(message: message, sender: sender, watcherCount: watcherUsers.count),
-            cid: cid, createdAt: createdAt, recipients: watcherRecipients(of: channel, withCounts: true))]
-        if message.isChannelMessage {
-            var others: [Recipient] = []
-            for memberID in channel.memberOrder {
-                for connection in connections(of: memberID) where !channel.watcherSet.contains(connection) {
-                    others.append(Recipient(connectionID: connection, userID: memberID, counts: counts(for: memberID)))
-                }
-            }
-            if !others.isEmpty {
-                let summary = ChannelSummary(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, memberCount: channel.members.count)
-                events.append(ReceiptsEvent(
-                    payload: .notificationMessageNew(message: message, sender: sender, channel: summary),
-                    cid: cid, createdAt: createdAt, recipients: others))
-            }
-        }
-        return ReceiptsOutcome(result: .message(message), events: events)
     }
 }

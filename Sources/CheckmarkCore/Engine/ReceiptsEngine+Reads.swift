@@ -22,7 +22,8 @@ extension ReceiptsEngine {
         var changed = false
         var lastReadMessageID: String?
         for plan in plans {
-            guard advanceRead(of: userID, in: plan.cid, to: plan.position, at: now) else { continue }
+            guard let change = channels[plan.cid]!.advanceRead(of: userID, to: plan.position, at: now) else { continue }
+            adjustTotals(of: userID, change)
             changed = true
             let channel = channels[plan.cid]!
             let read = channel.members[userID]!.read
@@ -53,41 +54,33 @@ extension ReceiptsEngine {
         return try markRead(list, user: userID, allChannels: true, at: now)
     }
 
-    /// Moves the read pointer forward to `position` (rules 1-4); false when it is already there or past.
-    @discardableResult
-    mutating func advanceRead(of userID: String, in cid: ChannelCID, to position: Int, at now: Timestamp) -> Bool {
-        let channel = channels[cid]!
-        var read = channel.members[userID]!.read
-        guard position > read.readPosition else { return false }
-        let lastIndex = channel.channelMessage(before: position)
-        read.readPosition = position
-        read.lastReadMessageID = lastIndex.map { channel.messages[$0].id }
-        // last_read must fall between the last read message and the first unread one, so that
-        // "last_read >= created_at" tells exactly which messages are read.
-        read.lastRead = position == channel.messages.count
-            ? max(now, channel.messages[position - 1].createdAt)
-            : channel.messages[position - 1].createdAt
-        read.markedUnreadMessageID = nil
-        read.readPasses.record(position: position, at: now)
-        raiseDelivered(&read, to: position, messageID: read.lastReadMessageID, at: read.lastRead, passedAt: now)
-        channels[cid]!.members[userID]!.read = read
-        setUnread(channel.countUnread(for: userID, from: position), for: userID, in: cid)
-        return true
-    }
-
-    /// Rule 2: a read pointer passing a message raises the delivered pointer with it (no event).
-    func raiseDelivered(_ read: inout ReadState, to position: Int, messageID: String?, at time: Timestamp, passedAt now: Timestamp) {
-        guard position > read.deliveredPosition else { return }
-        read.deliveredPosition = position
-        read.lastDeliveredMessageID = messageID ?? read.lastDeliveredMessageID
-        read.lastDeliveredAt = max(read.lastDeliveredAt ?? time, time)
-        read.deliveredPasses.record(position: position, at: now)
-    }
-
     mutating func markUnread(_ cid: ChannelCID, _ userID: String, _ target: UnreadTarget, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let reader = try user(userID)
+        let (index, message) = try unreadStart(cid, userID, target)
+        let old = channels[cid]!.members[userID]!.read
+        if old.readPosition == index && old.markedUnreadMessageID == message.id { return .unchanged }
+
+        let change = channels[cid]!.markUnread(of: userID, from: index, at: now)
+        adjustTotals(of: userID, change)
+        let read = channels[cid]!.members[userID]!.read
+        let unread = change.new
+
+        let own = ownRecipients(of: userID, withCounts: true)
+        var events: [ReceiptsEvent] = []
+        if !own.isEmpty {
+            events.append(ReceiptsEvent(
+                payload: .notificationMarkUnread(
+                    user: reader, firstUnreadMessageID: message.id, lastReadMessageID: read.lastReadMessageID,
+                    lastReadAt: read.lastRead, unreadMessages: unread),
+                cid: cid, createdAt: now, recipients: own))
+        }
+        return ReceiptsOutcome(events: events)
+    }
+
+    /// The message a mark unread starts from, checked against the window of the channel's newest messages.
+    private func unreadStart(_ cid: ChannelCID, _ userID: String, _ target: UnreadTarget) throws(ReceiptsError) -> (Int, Message) {
         let channel = try channel(cid)
-        let old = try member(userID, of: channel).read
+        _ = try member(userID, of: channel)
         let index: Int
         switch target {
         case .message(let id):
@@ -102,34 +95,7 @@ extension ReceiptsEngine {
             }
             index = found
         }
-        let message = channel.messages[index]
-        guard channel.isAmongLast(Self.markUnreadWindow, index: index) else { throw .messageTooOld(message.id) }
-        if old.readPosition == index && old.markedUnreadMessageID == message.id { return .unchanged }
-
-        var read = old
-        let previous = channel.channelMessage(before: index)
-        read.readPosition = index
-        read.lastReadMessageID = previous.map { channel.messages[$0].id }
-        read.lastRead = index > 0 ? channel.messages[index - 1].createdAt : message.createdAt.predecessor
-        read.markedUnreadMessageID = message.id
-        if index > old.readPosition {
-            // Marking unread further on reads what lies before it.
-            read.readPasses.record(position: index, at: now)
-            raiseDelivered(&read, to: index, messageID: read.lastReadMessageID, at: read.lastRead, passedAt: now)
-        }
-        channels[cid]!.members[userID]!.read = read
-        let unread = channel.countUnread(for: userID, from: index)
-        setUnread(unread, for: userID, in: cid)
-
-        let own = ownRecipients(of: userID, withCounts: true)
-        var events: [ReceiptsEvent] = []
-        if !own.isEmpty {
-            events.append(ReceiptsEvent(
-                payload: .notificationMarkUnread(
-                    user: reader, firstUnreadMessageID: message.id, lastReadMessageID: read.lastReadMessageID,
-                    lastReadAt: read.lastRead, unreadMessages: unread),
-                cid: cid, createdAt: now, recipients: own))
-        }
-        return ReceiptsOutcome(events: events)
+        guard channel.isAmongLast(Self.markUnreadWindow, index: index) else { throw .messageTooOld(channel.messages[index].id) }
+        return (index, channel.messages[index])
     }
 }

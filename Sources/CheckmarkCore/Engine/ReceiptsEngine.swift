@@ -88,15 +88,18 @@ public struct ReceiptsEngine: Sendable {
         totals[userID] ?? UnreadCounts()
     }
 
-    /// Sets a member's unread count and keeps the user's totals in step.
-    mutating func setUnread(_ value: Int, for userID: String, in cid: ChannelCID) {
-        guard let old = channels[cid]?.members[userID]?.read.unreadMessages, old != value else { return }
-        channels[cid]!.members[userID]!.read.unreadMessages = value
+    /// Keeps a user's totals in step with a change of one channel's unread count.
+    mutating func adjustTotals(of userID: String, from old: Int, to new: Int) {
+        guard old != new else { return }
         var total = totals[userID] ?? UnreadCounts()
-        total.totalUnread += value - old
-        if old == 0 && value > 0 { total.unreadChannels += 1 }
-        if old > 0 && value == 0 { total.unreadChannels -= 1 }
+        total.totalUnread += new - old
+        if old == 0 && new > 0 { total.unreadChannels += 1 }
+        if old > 0 && new == 0 { total.unreadChannels -= 1 }
         totals[userID] = total
+    }
+
+    mutating func adjustTotals(of userID: String, _ change: Channel.UnreadChange?) {
+        if let change { adjustTotals(of: userID, from: change.old, to: change.new) }
     }
 
     /// Connections of `userID`, in the order they opened.

@@ -8,8 +8,42 @@ public struct EncodedEvent: Sendable, Hashable {
 
     /// The bytes after ``prefix`` for one recipient: its counts (if carried) and the closing brace.
     public func suffix(for counts: UnreadCounts?) -> [UInt8] {
-        guard carriesCounts, let counts else { return [UInt8(ascii: "}")] }
-        return Array(",\"unread_count\":\(counts.totalUnread),\"total_unread_count\":\(counts.totalUnread),\"unread_channels\":\(counts.unreadChannels)}".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.maxSuffixSize)
+        appendSuffix(for: counts, to: &out)
+        return out
+    }
+
+    /// Longest possible suffix, in bytes.
+    public static let maxSuffixSize = 128
+
+    /// Appends the suffix for one recipient; one call, no intermediate strings.
+    public func appendSuffix(for counts: UnreadCounts?, to out: inout [UInt8]) {
+        guard carriesCounts, let counts else {
+            out.append(UInt8(ascii: "}"))
+            return
+        }
+        out.append(contentsOf: Self.unreadCountKey)
+        Self.appendDecimal(counts.totalUnread, to: &out)
+        out.append(contentsOf: Self.totalUnreadCountKey)
+        Self.appendDecimal(counts.totalUnread, to: &out)
+        out.append(contentsOf: Self.unreadChannelsKey)
+        Self.appendDecimal(counts.unreadChannels, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private static let unreadCountKey = Array(#","unread_count":"#.utf8)
+    private static let totalUnreadCountKey = Array(#","total_unread_count":"#.utf8)
+    private static let unreadChannelsKey = Array(#","unread_channels":"#.utf8)
+
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 {
+            out.append(UInt8(ascii: "-"))
+            appendDecimal(-value, to: &out)
+            return
+        }
+        if value >= 10 { appendDecimal(value / 10, to: &out) }
+        out.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
     /// The whole JSON for one recipient.
