@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "checkmark", targets: ["checkmark"]),
         .library(name: "CheckmarkWebSocket", targets: ["CheckmarkWebSocket"]),
         .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
+        .library(name: "CheckmarkAuth", targets: ["CheckmarkAuth"]),
         .library(name: "CheckmarkServer", targets: ["CheckmarkServer"]),
         .library(name: "CheckmarkClient", targets: ["CheckmarkClient"]),
     ],
@@ -38,6 +39,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "CheckmarkCore", swiftSettings: strictSettings),
+        .target(name: "CheckmarkAuth", dependencies: ["CheckmarkCore", "CLibcrypto"], swiftSettings: strictSettings),
 
         // Shells: sockets, event loops, storage, HTTP.
         .target(
@@ -73,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "checkmark",
             dependencies: [
-                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO",
+                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -88,6 +90,11 @@ let package = Package(
         .testTarget(
             name: "CheckmarkCoreTests",
             dependencies: ["CheckmarkCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CheckmarkAuthTests",
+            dependencies: ["CheckmarkAuth", "CheckmarkCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,0 +1,101 @@
+import CLibcrypto
+import CheckmarkCore
+
+/// HS256 JSON Web Tokens (RFC 7519) as Stream's SDKs make them: `{"server": true}` for server-side
+/// calls, `{"user_id": "..."}` (optionally with `exp`) for a user. HMAC-SHA256 comes from the system
+/// libcrypto; verification compares signatures in constant time.
+public enum JWT {
+    /// Signs `claims` (a JSON object) with `secret`.
+    public static func sign(claims: JSONValue, secret: String) -> String {
+        var header = JSONWriter(capacity: 32)
+        header.value(.object([("alg", .string("HS256")), ("typ", .string("JWT"))]))
+        var body = JSONWriter(capacity: 64)
+        body.value(claims)
+        let signingInput = base64URL(header.bytes) + "." + base64URL(body.bytes)
+        return signingInput + "." + base64URL(hmacSHA256(key: Array(secret.utf8), message: Array(signingInput.utf8)))
+    }
+
+    /// Verifies the signature and `exp` (seconds since 1970, compared with `now`) and returns the claims.
+    /// - Throws: ``JWTError``.
+    public static func verify(_ token: String, secret: String, now: Timestamp) throws(JWTError) -> JSONValue {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = decodeBase64URL(parts[0]), let claimBytes = decodeBase64URL(parts[1]),
+              let signature = decodeBase64URL(parts[2]),
+              let header = try? JSONParser.parse(headerBytes), let claims = try? JSONParser.parse(claimBytes),
+              case .object = header, case .object = claims
+        else { throw .malformed }
+        let alg = header["alg"]?.stringValue ?? ""
+        guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
+        let expected = hmacSHA256(key: Array(secret.utf8), message: Array((parts[0] + "." + parts[1]).utf8))
+        guard constantTimeEqual(expected, signature) else { throw .badSignature }
+        if let exp = claims["exp"] {
+            guard case .number(let seconds) = exp else { throw .malformed }
+            if Double(now.rawValue) / 1_000_000 >= seconds { throw .expired }
+        }
+        return claims
+    }
+
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        key.withUnsafeBufferPointer { keyBytes in
+            message.withUnsafeBufferPointer { messageBytes in
+                _ = HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), messageBytes.baseAddress, messageBytes.count, &digest, &length)
+            }
+        }
+        return Array(digest.prefix(Int(length)))
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in a.indices { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Base64url without padding (RFC 7515 section 2).
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let b0 = UInt32(bytes[i])
+            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
+            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
+            let value = b0 << 16 | b1 << 8 | b2
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            if i + 1 < bytes.count { out.append(alphabet[Int(value >> 6 & 63)]) }
+            if i + 2 < bytes.count { out.append(alphabet[Int(value & 63)]) }
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decodeBase64URL(_ text: Substring) -> [UInt8]? {
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for char in text.utf8 {
+            let value: UInt32
+            switch char {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(char - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(char - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(char - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "-"), UInt8(ascii: "+"): value = 62
+            case UInt8(ascii: "_"), UInt8(ascii: "/"): value = 63
+            case UInt8(ascii: "="): continue
+            default: return nil
+            }
+            buffer = buffer << 6 | value
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        return out
+    }
+}
