@@ -35,6 +35,7 @@ struct ReadStateListingTests {
         let m1 = try s.engine.receipts(of: "m1", in: Scenario.general, viewer: "a")
         #expect(m1.readBy.map(\.user.id) == ["b"] && m1.readBy[0].at == bReadM1)
         #expect(m1.deliveredTo.map(\.user.id) == ["c"] && m1.deliveredTo[0].at == deliveredToC)
+        #expect(m1.readCount == 1 && m1.deliveredCount == 2)
         let m2 = try s.engine.receipts(of: "m2", in: Scenario.general, viewer: "a")
         #expect(m2.readBy.map(\.at) == [bReadM2])
         #expect(m2.deliveredTo.isEmpty)

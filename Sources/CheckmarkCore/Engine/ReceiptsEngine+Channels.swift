@@ -25,8 +25,7 @@ extension ReceiptsEngine {
             channels[cid]!.memberOrder.removeAll { $0 == id }
             membership[id]?.remove(cid)
             // Only members may watch: the user's connections stop watching.
-            for connection in connections(of: id) where channels[cid]!.watcherSet.remove(connection) != nil {
-                channels[cid]!.watchers.removeAll { $0 == connection }
+            for connection in connections(of: id) where channels[cid]!.removeWatcher(connection) {
                 watching[connection]?.remove(cid)
             }
             removed = true

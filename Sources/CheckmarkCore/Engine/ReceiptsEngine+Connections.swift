@@ -12,8 +12,7 @@ extension ReceiptsEngine {
         userConnections[userID]?.removeAll { $0 == connectionID }
         if userConnections[userID]?.isEmpty == true { userConnections[userID] = nil }
         for cid in watching.removeValue(forKey: connectionID) ?? [] {
-            channels[cid]?.watcherSet.remove(connectionID)
-            channels[cid]?.watchers.removeAll { $0 == connectionID }
+            channels[cid]?.removeWatcher(connectionID)
         }
         return ReceiptsOutcome()
     }
@@ -23,9 +22,7 @@ extension ReceiptsEngine {
         guard let userID = connections[connectionID] else { throw .unknownConnection(connectionID) }
         let channel = try channel(cid)
         _ = try member(userID, of: channel)
-        guard !channel.watcherSet.contains(connectionID) else { return .unchanged }
-        channels[cid]!.watcherSet.insert(connectionID)
-        channels[cid]!.watchers.append(connectionID)
+        guard channels[cid]!.addWatcher(connectionID, userID: userID) else { return .unchanged }
         watching[connectionID, default: []].insert(cid)
         return ReceiptsOutcome()
     }
@@ -33,18 +30,26 @@ extension ReceiptsEngine {
     mutating func stopWatching(_ connectionID: String, _ cid: ChannelCID) throws(ReceiptsError) -> ReceiptsOutcome {
         guard connections[connectionID] != nil else { throw .unknownConnection(connectionID) }
         _ = try channel(cid)
-        guard channels[cid]!.watcherSet.remove(connectionID) != nil else { return .unchanged }
-        channels[cid]!.watchers.removeAll { $0 == connectionID }
+        guard channels[cid]!.removeWatcher(connectionID) else { return .unchanged }
         watching[connectionID]?.remove(cid)
         return ReceiptsOutcome()
     }
 
     /// Every watcher of the channel, with their user's totals when `withCounts`.
     func watcherRecipients(of channel: Channel, withCounts: Bool) -> [Recipient] {
-        channel.watchers.compactMap { connection in
-            guard let userID = connections[connection] else { return nil }
-            return Recipient(connectionID: connection, userID: userID, counts: withCounts ? counts(for: userID) : nil)
+        var recipients: [Recipient] = []
+        recipients.reserveCapacity(channel.watchers.count)
+        // Consecutive connections of one user share one look-up of the user's totals.
+        var lastUser = ""
+        var lastCounts: UnreadCounts?
+        for watcher in channel.watchers {
+            if withCounts && watcher.userID != lastUser {
+                lastUser = watcher.userID
+                lastCounts = counts(for: watcher.userID)
+            }
+            recipients.append(Recipient(connectionID: watcher.connectionID, userID: watcher.userID, counts: withCounts ? lastCounts : nil))
         }
+        return recipients
     }
 
     /// Every connection of one user, with their totals when `withCounts`.

@@ -10,9 +10,12 @@ extension ReceiptsEngine {
         channels[cid]!.append(message)
         messageChannels[message.id] = cid
         let memberOrder = channels[cid]!.memberOrder
-        for memberID in memberOrder where message.countsAsUnread(for: memberID) {
-            let unread = channels[cid]!.members[memberID]!.read.unreadMessages
-            adjustTotals(of: memberID, from: unread - 1, to: unread)
+        do {
+            let members = channels[cid]!.members  // read-only snapshot for the totals; released below
+            for memberID in memberOrder where message.countsAsUnread(for: memberID) {
+                let unread = members[memberID]!.read.unreadMessages
+                adjustTotals(of: memberID, from: unread - 1, to: unread)
+            }
         }
         if message.isChannelMessage {
             // Rule 3: sending reads up to the message.
@@ -21,10 +24,8 @@ extension ReceiptsEngine {
         }
 
         let channel = channels[cid]!
-        var watcherUsers = Set<String>()
-        for connection in channel.watchers { if let user = connections[connection] { watcherUsers.insert(user) } }
         var events = [ReceiptsEvent(
-            payload: .messageNew(message: message, sender: sender, watcherCount: watcherUsers.count),
+            payload: .messageNew(message: message, sender: sender, watcherCount: channel.watchingUsers.count),
             cid: cid, createdAt: message.createdAt, recipients: watcherRecipients(of: channel, withCounts: true))]
         if message.isChannelMessage {
             var others: [Recipient] = []

@@ -10,9 +10,36 @@ public struct Channel: Sendable {
     /// All messages, channel messages and thread replies, in `createdAt` order.
     public var messages: [Message] = []
     public var messageIndex: [String: Int] = [:]
-    /// Connections watching, in the order they started.
-    public var watchers: [String] = []
-    public var watcherSet: Set<String> = []
+    /// Connections watching, in the order they started, with their users.
+    public private(set) var watchers: [Watcher] = []
+    public private(set) var watcherSet: Set<String> = []
+    /// Watching connections per user; its count is the event's `watcher_count`.
+    public private(set) var watchingUsers: [String: Int] = [:]
+
+    /// A connection watching the channel.
+    public struct Watcher: Sendable, Hashable {
+        public var connectionID: String
+        public var userID: String
+    }
+
+    /// Adds a watcher; false if the connection already watches.
+    mutating func addWatcher(_ connectionID: String, userID: String) -> Bool {
+        guard watcherSet.insert(connectionID).inserted else { return false }
+        watchers.append(Watcher(connectionID: connectionID, userID: userID))
+        watchingUsers[userID, default: 0] += 1
+        return true
+    }
+
+    /// Removes a watcher; false if the connection did not watch.
+    @discardableResult
+    mutating func removeWatcher(_ connectionID: String) -> Bool {
+        guard watcherSet.remove(connectionID) != nil,
+              let index = watchers.firstIndex(where: { $0.connectionID == connectionID }) else { return false }
+        let userID = watchers.remove(at: index).userID
+        watchingUsers[userID]! -= 1
+        if watchingUsers[userID] == 0 { watchingUsers[userID] = nil }
+        return true
+    }
 
     public init(cid: ChannelCID, createdBy: String?, createdAt: Timestamp) {
         self.cid = cid

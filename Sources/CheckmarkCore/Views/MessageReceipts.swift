@@ -16,6 +16,11 @@ public struct MessageReceipts: Sendable, Hashable {
     /// Members it was delivered to who have not read it, earliest first.
     public var deliveredTo: [Entry]
 
+    /// How many members have read it (the blue double check when above zero).
+    public var readCount: Int { readBy.count }
+    /// How many members have it delivered, read or not (the double check when above zero).
+    public var deliveredCount: Int { readBy.count + deliveredTo.count }
+
     public init(message: Message, readBy: [Entry], deliveredTo: [Entry]) {
         self.message = message
         self.readBy = readBy
