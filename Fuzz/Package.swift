@@ -10,16 +10,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
     ],
     targets: [
+        .target(name: "FuzzSupport"),
         .executableTarget(
             name: "FuzzFrames",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "CheckmarkWebSocket", package: "root"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(
             name: "FuzzHandshake",
-            dependencies: [.product(name: "CheckmarkWebSocket", package: "root")]
+            dependencies: ["FuzzSupport", .product(name: "CheckmarkWebSocket", package: "root")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import CheckmarkWebSocket
+import FuzzSupport
 import NIOCore
 
 /// libFuzzer entry point: the first byte picks the role, compression and chunking; the rest is fed to
@@ -29,16 +30,7 @@ public func fuzzFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// libFuzzer's driver, for a binary whose `main` SwiftPM names `FuzzFrames_main`.
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 @_cdecl("FuzzFrames_main")
 public func fuzzFramesMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv) { fuzzFrames($0, $1) }
+    runFuzzer(argc, argv) { fuzzFrames($0, $1) }
 }

@@ -1,4 +1,5 @@
 import CheckmarkWebSocket
+import FuzzSupport
 
 /// libFuzzer entry point for the upgrade path: the input is read as an HTTP head whose header lines
 /// go through the server handshake, and as a response head for the client side.
@@ -26,16 +27,7 @@ public func fuzzHandshake(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// libFuzzer's driver, for a binary whose `main` SwiftPM names `FuzzHandshake_main`.
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 @_cdecl("FuzzHandshake_main")
 public func fuzzHandshakeMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv) { fuzzHandshake($0, $1) }
+    runFuzzer(argc, argv) { fuzzHandshake($0, $1) }
 }
