@@ -19,6 +19,9 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "CheckmarkWebSocket", package: "root"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // SwiftNIO's own WebSocket decoder, measured beside ours on the same frames.
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Benchmarks/CodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

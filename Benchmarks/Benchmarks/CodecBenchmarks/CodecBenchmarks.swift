@@ -1,11 +1,13 @@
 import Benchmark
 import CheckmarkWebSocket
 import NIOCore
+import NIOEmbedded
+import NIOWebSocket
 
 /// A masked client frame carrying `size` bytes, as a server receives it.
 func maskedFrame(size: Int) -> ByteBuffer {
     let payload = ByteBuffer(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 % 94 + 32) })
-    return FrameEncoder.encode(WebSocketFrame(opcode: .binary, payload: payload), maskingKey: WebSocketMaskingKey(0x37FA_213D))
+    return FrameEncoder.encode(CheckmarkWebSocket.WebSocketFrame(opcode: .binary, payload: payload), maskingKey: WebSocketMaskingKey(0x37FA_213D))
 }
 
 /// A JSON-like payload typical of a `message.new` event.
@@ -16,6 +18,17 @@ func eventPayload(size: Int) -> ByteBuffer {
     return ByteBuffer(string: String(text.utf8.prefix(size))!)
 }
 
+/// The parser under the same pipeline overhead as NIO's decoder, for a like-for-like comparison.
+final class FrameParserHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = CheckmarkWebSocket.WebSocketFrame
+    var parser = FrameParser(role: .server, maxFrameSize: 2 << 20)
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        parser.append(unwrapInboundIn(data))
+        while let frame = try? parser.nextFrame() { context.fireChannelRead(wrapInboundOut(frame)) }
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     // CI checks allocation counts, which do not depend on the machine's speed or load; a local run
     // also reports time, throughput and instructions.
@@ -24,9 +37,9 @@ let benchmarks: @Sendable () -> Void = {
     }
     let throughputMetrics: [BenchmarkMetric] = Environment.isCI ? [.mallocCountTotal] : [.throughput, .wallClock, .mallocCountTotal, .instructions]
 
-    for (name, size, scaling) in [("125 B", 125, BenchmarkScalingFactor.kilo), ("16 KiB", 16 << 10, .kilo), ("1 MiB", 1 << 20, .one)] {
+    for (name, size, scaling) in [("125B", 125, BenchmarkScalingFactor.kilo), ("16KiB", 16 << 10, .kilo), ("1MiB", 1 << 20, .one)] {
         let frame = maskedFrame(size: size)
-        Benchmark("parse+unmask \(name) frames", configuration: .init(metrics: throughputMetrics, scalingFactor: scaling)) { benchmark in
+        Benchmark("parse-unmask-\(name)-frames", configuration: .init(metrics: throughputMetrics, scalingFactor: scaling)) { benchmark in
             var parser = FrameParser(role: .server, maxFrameSize: 2 << 20)
             for _ in benchmark.scaledIterations {
                 parser.append(frame)
@@ -35,9 +48,33 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    for (name, size) in [("125 B", 125), ("16 KiB", 16 << 10)] {
+    // The same frames through SwiftNIO's WebSocketFrameDecoder (a ByteToMessageDecoder in an
+    // EmbeddedChannel, the way NIO runs it), for comparison with the parser above.
+    for (name, size, scaling) in [("125B", 125, BenchmarkScalingFactor.kilo), ("16KiB", 16 << 10, .kilo)] {
+        let frame = maskedFrame(size: size)
+        Benchmark("NIOWebSocket-decode-unmask-\(name)-frames", configuration: .init(metrics: throughputMetrics, scalingFactor: scaling)) { benchmark in
+            let channel = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 2 << 20)))
+            for _ in benchmark.scaledIterations {
+                try channel.writeInbound(frame)
+                var decoded = try channel.readInbound(as: NIOWebSocket.WebSocketFrame.self)!
+                blackHole(decoded.unmaskedData)
+                decoded.data = ByteBuffer()
+            }
+            _ = try channel.finish()
+        }
+        Benchmark("FrameParser-in-EmbeddedChannel-\(name)-frames", configuration: .init(metrics: throughputMetrics, scalingFactor: scaling)) { benchmark in
+            let channel = EmbeddedChannel(handler: FrameParserHandler())
+            for _ in benchmark.scaledIterations {
+                try channel.writeInbound(frame)
+                blackHole(try channel.readInbound(as: CheckmarkWebSocket.WebSocketFrame.self)!)
+            }
+            _ = try channel.finish()
+        }
+    }
+
+    for (name, size) in [("125B", 125), ("16KiB", 16 << 10)] {
         let payload = eventPayload(size: size)
-        Benchmark("encode \(name) server frames", configuration: .init(metrics: throughputMetrics, scalingFactor: .kilo)) { benchmark in
+        Benchmark("encode-\(name)-server-frames", configuration: .init(metrics: throughputMetrics, scalingFactor: .kilo)) { benchmark in
             var out = ByteBuffer()
             for _ in benchmark.scaledIterations {
                 out.clear()
@@ -48,13 +85,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     let json = eventPayload(size: 16 << 10)
-    Benchmark("deflate 16 KiB event (no context takeover)", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
+    Benchmark("deflate-16KiB-event-no-context-takeover", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
         let deflater = Deflater(windowBits: 15, level: 6, noContextTakeover: true)
         for _ in benchmark.scaledIterations { blackHole(deflater.compressMessage(json)) }
     }
 
     let compressed = Deflater(noContextTakeover: true).compressMessage(json)
-    Benchmark("inflate 16 KiB event", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
+    Benchmark("inflate-16KiB-event", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
         let inflater = Inflater()
         var out = ByteBuffer()
         for _ in benchmark.scaledIterations {
@@ -67,7 +104,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     let validText = eventPayload(size: 16 << 10)
-    Benchmark("UTF-8 validate 16 KiB", configuration: .init(metrics: throughputMetrics, scalingFactor: .kilo)) { benchmark in
+    Benchmark("UTF8-validate-16KiB", configuration: .init(metrics: throughputMetrics, scalingFactor: .kilo)) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(validText.withUnsafeReadableBytes { UTF8Validator.isValid($0) })
         }

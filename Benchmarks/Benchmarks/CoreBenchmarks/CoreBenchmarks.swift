@@ -31,7 +31,7 @@ let benchmarks: @Sendable () -> Void = {
     }
     let metrics: [BenchmarkMetric] = Environment.isCI ? [.mallocCountTotal] : [.throughput, .wallClock, .mallocCountTotal, .instructions]
 
-    Benchmark("commands applied (send + mark read + delivered, 20 members)", configuration: .init(metrics: metrics, scalingFactor: .kilo)) { benchmark in
+    Benchmark("commands-applied-20-members", configuration: .init(metrics: metrics, scalingFactor: .kilo)) { benchmark in
         var (engine, now) = bigChannel(members: 20)
         var i = 0
         benchmark.startMeasurement()
@@ -48,7 +48,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("plan message.new to 1,000-member channel", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+    Benchmark("plan-message-new-1000-members", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
         var (engine, now) = bigChannel(members: 1000)
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
@@ -58,7 +58,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("encode message.new once + 1,000 count suffixes", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+    Benchmark("encode-message-new-once-1000-suffixes", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
         var (engine, now) = bigChannel(members: 1000)
         now += 1000
         let event = try! engine.apply(.sendMessage(cid: general, userID: "user-1", draft: MessageDraft(text: "hello everyone")), at: Timestamp(rawValue: now)).get().events[0]
@@ -75,7 +75,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("plan one mark read in a 1,000-member channel", configuration: .init(metrics: metrics, scalingFactor: .one, maxIterations: 999)) { benchmark in
+    Benchmark("plan-mark-read-1000-members", configuration: .init(metrics: metrics, scalingFactor: .one, maxIterations: 999)) { benchmark in
         var (engine, now) = bigChannel(members: 1000)
         // One new message from user-0: every other member has one unread; each iteration, the next
         // member reads it (a real change every time, with message.read to 1,000 watchers).
