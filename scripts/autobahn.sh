@@ -13,6 +13,23 @@ shift || true
 binary=.build/release/checkmark
 reports=.build/autobahn
 mkdir -p "$reports"
+pids=()
+trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+
+# Waits until something listens on the port; fails after 10 s.
+wait_for_port() {
+    for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done
+    echo "nothing listens on port $1" >&2
+    return 1
+}
+
+# Fails if the port is taken (a leftover server would answer in place of the one we start).
+require_free_port() {
+    if (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null; then
+        echo "port $1 is already in use" >&2
+        return 1
+    fi
+}
 
 check_reports() {
     python3 - "$1" <<'PY'
@@ -42,8 +59,8 @@ run_server() {
     # errors out on the first, 16-byte, case of each group.
     "$binary" echo --host 127.0.0.1 --port "$port" --keepalive 5 --compression-threshold 0 > "$reports/echo.log" 2>&1 &
     local pid=$!
-    trap 'kill $pid 2>/dev/null || true' RETURN
-    for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+    pids+=("$pid")
+    wait_for_port "$port"
     rm -rf "$reports/server"
     local includes=()
     if [ $# -gt 0 ]; then for c in "$@"; do includes+=(-i "$c"); done
@@ -58,19 +75,24 @@ a=json.load(open('$reports/server/a/index.json')); b=json.load(open('$reports/se
 for k,v in b.items(): a.setdefault(k,{}).update(v)
 json.dump(a,open('$reports/server/index.json','w'))"
     fi
+    kill "$pid" 2>/dev/null || true
     echo "server role (checkmark echo):"
     check_reports "$reports/server/index.json"
 }
 
 run_client() {
     local port=9102
+    require_free_port "$port"
     rm -rf "$reports/client"
-    kosoku -m fuzzingserver -o "$reports/client" "127.0.0.1:$port" > "$reports/fuzzingserver.log" 2>&1 &
+    local includes=()
+    for c in "$@"; do includes+=(-i "$c"); done
+    kosoku -m fuzzingserver "${includes[@]}" -o "$reports/client" "127.0.0.1:$port" > "$reports/fuzzingserver.log" 2>&1 &
     local pid=$!
-    trap 'kill $pid 2>/dev/null || true' RETURN
-    for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
-    "$binary" autobahn-client --url "ws://127.0.0.1:$port" "$@"
+    pids+=("$pid")
+    wait_for_port "$port"
+    timeout 2400 "$binary" autobahn-client --url "ws://127.0.0.1:$port"
     sleep 1
+    kill "$pid" 2>/dev/null || true
     echo "client role (checkmark autobahn-client):"
     check_reports "$reports/client/index.json"
 }
