@@ -84,6 +84,12 @@ struct PerMessageDeflateTests {
         }
     }
 
+    @Test func eightBitWindowIsAnsweredAsAskedNotWithNine() {
+        // RFC 7692 section 7.1.2.1: the response may not exceed the offered server_max_window_bits.
+        let agreed = PerMessageDeflateConfiguration().accept(offers: Self.offers("permessage-deflate; server_max_window_bits=8"))
+        #expect(agreed?.responseHeader.headerValue == "permessage-deflate; server_max_window_bits=8")
+    }
+
     @Test func serverCompressesAboveTheThresholdOnly() {
         var connection = WebSocketConnection(
             role: .server, compression: PerMessageDeflateParameters(),
