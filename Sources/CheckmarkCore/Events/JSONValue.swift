@@ -41,6 +41,14 @@ public enum JSONValue: Sendable, Hashable {
         return pairs.first { $0.0 == key }?.1
     }
 
+    /// The value as an integer if it is one within ±2^53 (computed without libm, which the core does
+    /// not link).
+    static func exactInteger(_ value: Double) -> Int64? {
+        guard value > -9_007_199_254_740_992, value < 9_007_199_254_740_992 else { return nil }
+        let integer = Int64(value)
+        return Double(integer) == value ? integer : nil
+    }
+
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
@@ -52,7 +60,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     public var intValue: Int? {
-        if case .number(let value) = self, value == value.rounded(), abs(value) < 9e15 { return Int(value) }
+        if case .number(let value) = self, let integer = JSONValue.exactInteger(value) { return Int(integer) }
         return nil
     }
 

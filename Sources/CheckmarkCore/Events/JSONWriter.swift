@@ -64,8 +64,8 @@ public struct JSONWriter: Sendable {
         case .bool(let flag): bool(flag)
         case .number(let number):
             separator()
-            if number == number.rounded(), abs(number) < 9e15 {
-                bytes.append(contentsOf: String(Int64(number)).utf8)
+            if let integer = JSONValue.exactInteger(number) {
+                bytes.append(contentsOf: String(integer).utf8)
             } else if number.isFinite {
                 bytes.append(contentsOf: String(number).utf8)
             } else {
