@@ -84,6 +84,18 @@ struct PerMessageDeflateTests {
         }
     }
 
+    @Test(arguments: [8, 9, 10, 12, 15])
+    func deflaterStaysWithinTheAgreedWindow(bits: Int) throws {
+        // Repeats about 420 bytes apart and a long repeat of the opening: a deflater with a larger
+        // window than agreed would refer back further than the peer keeps.
+        let text = (0..<60).map { "line \($0 % 7) of a chat transcript, read by \($0 % 3) members!!!!!!!! " }.joined()
+        let compressed = Deflater(windowBits: bits).compressMessage(ByteBuffer(string: text))
+        let walk = try DeflateStreamWalker.walk(compressed.bytes + [0x00, 0x00, 0xFF, 0xFF])
+        #expect(String(decoding: walk.output, as: UTF8.self) == text)
+        #expect(walk.longestDistance <= 1 << bits, "distance \(walk.longestDistance) in a \(1 << bits)-byte window")
+        #expect(walk.longestDistance > 0, "the text has repeats to refer back to")
+    }
+
     @Test func eightBitWindowIsAnsweredAsAskedNotWithNine() {
         // RFC 7692 section 7.1.2.1: the response may not exceed the offered server_max_window_bits.
         let agreed = PerMessageDeflateConfiguration().accept(offers: Self.offers("permessage-deflate; server_max_window_bits=8"))
