@@ -52,7 +52,7 @@ PY
 }
 
 run_server() {
-    local port=9101
+    local port=${AUTOBAHN_SERVER_PORT:-9101}
     # Keepalive pings stay on (every 5 s) to show they do not disturb the long cases. The compression
     # threshold is 0 because kosoku's handler for cases 12.x/13.x hashes a received text message
     # without encoding it when the frame was not compressed (legal under RFC 7692 section 6), and
@@ -81,7 +81,7 @@ json.dump(a,open('$reports/server/index.json','w'))"
 }
 
 run_client() {
-    local port=9102
+    local port=${AUTOBAHN_CLIENT_PORT:-9102}
     require_free_port "$port"
     rm -rf "$reports/client"
     local includes=()

@@ -96,6 +96,22 @@ struct PerMessageDeflateTests {
         #expect(walk.longestDistance > 0, "the text has repeats to refer back to")
     }
 
+    @Test(arguments: [
+        ("permessage-deflate", true),
+        ("permessage-deflate; server_max_window_bits=10; client_max_window_bits=12", true),
+        ("permessage-deflate; client_max_window_bits", false),
+        ("permessage-deflate; client_max_window_bits=15", false),
+        ("permessage-deflate; server_max_window_bits", false),
+        ("permessage-deflate; mystery", false),
+        ("x-webkit-deflate-frame", false),
+    ])
+    func clientChecksTheServersAnswer(response: String, acceptable: Bool) {
+        let client = PerMessageDeflateConfiguration(maxWindowBits: 12)
+        let agreed = client.validate(response: Self.offers(response)[0])
+        #expect((agreed != nil) == acceptable)
+        if response.contains("=10") { #expect(agreed?.serverMaxWindowBits == 10 && agreed?.clientMaxWindowBits == 12) }
+    }
+
     @Test func eightBitWindowIsAnsweredAsAskedNotWithNine() {
         // RFC 7692 section 7.1.2.1: the response may not exceed the offered server_max_window_bits.
         let agreed = PerMessageDeflateConfiguration().accept(offers: Self.offers("permessage-deflate; server_max_window_bits=8"))

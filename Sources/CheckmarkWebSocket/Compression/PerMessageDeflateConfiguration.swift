@@ -33,34 +33,15 @@ public struct PerMessageDeflateConfiguration: Sendable, Hashable {
     /// returns nil when none is acceptable, which means "no compression", not a failure.
     public func accept(offers: [ExtensionHeader]) -> PerMessageDeflateParameters? {
         guard isEnabled else { return nil }
-        offerLoop: for offer in offers where offer.name == PerMessageDeflateParameters.extensionName {
-            var agreed = PerMessageDeflateParameters(
-                serverNoContextTakeover: noContextTakeover, clientNoContextTakeover: requestPeerNoContextTakeover)
-            // Without server_max_window_bits in the offer the response may not carry it (section 7.1.2.1);
-            // the connection still compresses with no more than `maxWindowBits`, which is always safe.
-            var seen = Set<String>()
-            for parameter in offer.parameters {
-                guard seen.insert(parameter.name).inserted else { continue offerLoop }
-                switch parameter.name {
-                case "server_no_context_takeover":
-                    guard parameter.value == nil else { continue offerLoop }
-                    agreed.serverNoContextTakeover = true
-                case "client_no_context_takeover":
-                    guard parameter.value == nil else { continue offerLoop }
-                    agreed.clientNoContextTakeover = true
-                case "server_max_window_bits":
-                    guard let bits = PerMessageDeflateParameters.windowBits(parameter.value) else { continue offerLoop }
-                    agreed.serverMaxWindowBits = min(bits, maxWindowBits)
-                case "client_max_window_bits":
-                    // A hint from the client; our inflater reads any window, so there is nothing to ask.
-                    if parameter.value != nil && PerMessageDeflateParameters.windowBits(parameter.value) == nil {
-                        continue offerLoop
-                    }
-                default:
-                    continue offerLoop
-                }
-            }
-            return agreed
+        for offer in offers {
+            guard let element = PerMessageDeflateElement(offer) else { continue }
+            // Without server_max_window_bits in the offer the response may not carry it (section
+            // 7.1.2.1); the connection still compresses with no more than `maxWindowBits`, which is
+            // always safe. client_max_window_bits is a hint: our inflater reads any window.
+            return PerMessageDeflateParameters(
+                serverNoContextTakeover: noContextTakeover || element.serverNoContextTakeover,
+                clientNoContextTakeover: requestPeerNoContextTakeover || element.clientNoContextTakeover,
+                serverMaxWindowBits: element.serverMaxWindowBits.map { min($0, maxWindowBits) } ?? 15)
         }
         return nil
     }
@@ -78,28 +59,15 @@ public struct PerMessageDeflateConfiguration: Sendable, Hashable {
     /// (unknown or repeated parameter, a value out of range or above what was offered), in which case
     /// the client must fail the connection (section 7.1).
     public func validate(response: ExtensionHeader) -> PerMessageDeflateParameters? {
-        guard response.name == PerMessageDeflateParameters.extensionName else { return nil }
-        var agreed = PerMessageDeflateParameters(clientNoContextTakeover: noContextTakeover, clientMaxWindowBits: maxWindowBits)
-        var seen = Set<String>()
-        for parameter in response.parameters {
-            guard seen.insert(parameter.name).inserted else { return nil }
-            switch parameter.name {
-            case "server_no_context_takeover":
-                guard parameter.value == nil else { return nil }
-                agreed.serverNoContextTakeover = true
-            case "client_no_context_takeover":
-                guard parameter.value == nil else { return nil }
-                agreed.clientNoContextTakeover = true
-            case "server_max_window_bits":
-                guard let bits = PerMessageDeflateParameters.windowBits(parameter.value) else { return nil }
-                agreed.serverMaxWindowBits = bits
-            case "client_max_window_bits":
-                guard let bits = PerMessageDeflateParameters.windowBits(parameter.value), bits <= maxWindowBits else { return nil }
-                agreed.clientMaxWindowBits = bits
-            default:
-                return nil
-            }
+        guard let element = PerMessageDeflateElement(response) else { return nil }
+        // A response names client_max_window_bits only with a value, and no larger than offered.
+        if element.hasClientMaxWindowBits {
+            guard let bits = element.clientMaxWindowBits, bits <= maxWindowBits else { return nil }
         }
-        return agreed
+        return PerMessageDeflateParameters(
+            serverNoContextTakeover: element.serverNoContextTakeover,
+            clientNoContextTakeover: noContextTakeover || element.clientNoContextTakeover,
+            serverMaxWindowBits: element.serverMaxWindowBits ?? 15,
+            clientMaxWindowBits: element.clientMaxWindowBits ?? maxWindowBits)
     }
 }
