@@ -103,6 +103,7 @@ let package = Package(
                 "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -20,6 +20,8 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var session: WebSocketSession?
 
     private var flushScheduled = false
+    /// Bytes written to the channel since the last flush.
+    private var unflushed = false
     private var closeCode: WebSocketCloseCode?
     private var transportClosing = false
     private var disconnectedReported = false
@@ -139,6 +141,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         for bytes in connection.takeOutbound() {
             context.write(wrapOutboundOut(bytes), promise: nil)
         }
+        unflushed = true
         // Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come
         // from a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
         if !flushScheduled {
@@ -151,6 +154,8 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     }
 
     private func flushNow() {
+        guard unflushed else { return }
+        unflushed = false
         context?.flush()
     }
 
