@@ -138,9 +138,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     /// Moves queued frames to the channel; flushes now or at the end of this tick.
     private func writeOutbound() {
         guard let context, connection.hasOutbound else { return }
-        for bytes in connection.takeOutbound() {
-            context.write(wrapOutboundOut(bytes), promise: nil)
-        }
+        connection.drainOutbound { context.write(wrapOutboundOut($0), promise: nil) }
         unflushed = true
         // Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come
         // from a socket read (fan-out, timers, bytes handed over by the HTTP decoder).

@@ -2,7 +2,7 @@ import NIOCore
 
 /// One WebSocket connection as a Sans-I/O state machine (RFC 6455 sections 5-7, RFC 7692): bytes in
 /// through ``receive(_:)``, events out through ``nextEvent()``, bytes to write through
-/// ``takeOutbound()``. It never touches a socket or a clock.
+/// ``drainOutbound(_:)``. It never touches a socket or a clock.
 ///
 /// Pings are answered, close frames echoed and protocol errors turned into the close frame of their
 /// code (``WebSocketCloseCode/init(error:)``) by the machine itself. The transport may be closed once
@@ -270,10 +270,19 @@ public struct WebSocketConnection {
         min(compression?.serverMaxWindowBits ?? 15, compressionConfiguration.maxWindowBits)
     }
 
-    /// The bytes queued for the transport since the last call, in order.
+    /// Hands the bytes queued for the transport since the last call to `body`, in order, and forgets
+    /// them. The queue keeps its storage, so a connection in steady state allocates nothing here.
+    public mutating func drainOutbound(_ body: (ByteBuffer) -> Void) {
+        for bytes in outbound { body(bytes) }
+        outbound.removeAll(keepingCapacity: true)
+    }
+
+    /// The bytes queued for the transport since the last call, in order (a convenience over
+    /// ``drainOutbound(_:)``).
     public mutating func takeOutbound() -> [ByteBuffer] {
-        defer { outbound.removeAll(keepingCapacity: true) }
-        return outbound
+        var taken: [ByteBuffer] = []
+        drainOutbound { taken.append($0) }
+        return taken
     }
 
     /// Whether bytes are waiting in ``takeOutbound()``.
