@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "CheckmarkWebSocket", targets: ["CheckmarkWebSocket"]),
         .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
         .library(name: "CheckmarkAuth", targets: ["CheckmarkAuth"]),
+        .library(name: "CheckmarkStorage", targets: ["CheckmarkStorage"]),
         .library(name: "CheckmarkServer", targets: ["CheckmarkServer"]),
         .library(name: "CheckmarkClient", targets: ["CheckmarkClient"]),
     ],
@@ -23,6 +24,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // System libraries from Debian: zlib1g-dev (permessage-deflate), libssl-dev (SHA-1, HMAC).
@@ -51,14 +56,26 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "CheckmarkStorage",
+            dependencies: [
+                "CheckmarkCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "CheckmarkServer",
             dependencies: [
-                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore",
+                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore", "CheckmarkAuth", "CheckmarkStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
@@ -78,6 +95,9 @@ let package = Package(
                 "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),

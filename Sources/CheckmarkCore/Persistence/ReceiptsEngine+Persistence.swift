@@ -1,0 +1,78 @@
+extension ReceiptsEngine {
+    /// Rebuilds the state a ``snapshot()`` captured. Derived state (unread counts, totals, memberships,
+    /// the message index) is recomputed from the pointers and messages, so it cannot disagree with them.
+    public init(restoring snapshot: ReceiptsSnapshot) {
+        self.init()
+        for user in snapshot.users { users[user.id] = user }
+        for type in snapshot.channelTypes { channelTypes[type.name] = type }
+        for var channel in snapshot.channels {
+            channel.messageIndex = [:]
+            channel.messageIndex.reserveCapacity(channel.messages.count)
+            for (index, message) in channel.messages.enumerated() {
+                channel.messageIndex[message.id] = index
+                messageChannels[message.id] = channel.cid
+            }
+            for userID in channel.memberOrder {
+                let position = channel.members[userID]!.read.readPosition
+                let unread = channel.countUnread(for: userID, from: position)
+                channel.members[userID]!.read.unreadMessages = unread
+                membership[userID, default: []].insert(channel.cid)
+                adjustTotals(of: userID, from: 0, to: unread)
+            }
+            channels[channel.cid] = channel
+        }
+        generatedMessageIDs = snapshot.generatedMessageIDs
+        clock = snapshot.clock
+    }
+
+    /// The durable state, channels in cid order and users in id order (for comparing two states).
+    public func snapshot() -> ReceiptsSnapshot {
+        ReceiptsSnapshot(
+            users: users.values.sorted { $0.id < $1.id },
+            channelTypes: channelTypes.values.sorted { $0.name < $1.name },
+            channels: channels.values.sorted { $0.cid < $1.cid },
+            generatedMessageIDs: generatedMessageIDs, clock: clock)
+    }
+
+    /// The durable rows `command` changed, for a command that was just applied successfully with
+    /// `changed` true. Connection commands change nothing durable.
+    public func footprint(of command: ReceiptsCommand) -> StateFootprint {
+        var footprint = StateFootprint()
+        footprint.counters = true
+        switch command {
+        case .upsertUser(let user):
+            footprint.users.insert(user.id)
+        case .updateUser(let patch):
+            footprint.users.insert(patch.id)
+        case .createChannelType(let type):
+            footprint.channelTypes.insert(type.name)
+        case .updateChannelType(let name, _, _):
+            footprint.channelTypes.insert(name)
+        case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
+            footprint.channels.insert(cid)
+        case .connect, .disconnect, .watch, .stopWatching:
+            return StateFootprint()
+        case .sendMessage(let cid, let userID, _):
+            if let channel = channels[cid], !channel.messages.isEmpty {
+                footprint.messages.insert(.init(cid: cid, position: channel.messages.count - 1))
+            }
+            footprint.members.insert(.init(cid: cid, userID: userID))
+        case .markRead(let cid, let userID, _), .markUnread(let cid, let userID, _):
+            footprint.members.insert(.init(cid: cid, userID: userID))
+        case .markReadMany(let userID, let targets):
+            let cids = targets.map { $0.map(\.cid) } ?? Array(membership[userID] ?? [])
+            for cid in cids { footprint.members.insert(.init(cid: cid, userID: userID)) }
+        case .markDelivered(let userID, let latest):
+            for target in latest { footprint.members.insert(.init(cid: target.cid, userID: userID)) }
+        }
+        return footprint
+    }
+
+    /// Whether a command changes durable state when it changes anything (connection commands do not).
+    public static func isDurable(_ command: ReceiptsCommand) -> Bool {
+        switch command {
+        case .connect, .disconnect, .watch, .stopWatching: false
+        default: true
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// The durable rows one applied command changed: what storage must write in the same transaction as
+/// the command's journal entry. Built by ``ReceiptsEngine/footprint(of:)`` right after the command.
+public struct StateFootprint: Sendable, Hashable {
+    /// One member's row of one channel (its read state).
+    public struct MemberKey: Sendable, Hashable {
+        public var cid: ChannelCID
+        public var userID: String
+        public init(cid: ChannelCID, userID: String) {
+            self.cid = cid
+            self.userID = userID
+        }
+    }
+
+    /// One message of one channel, by its position in the channel's list.
+    public struct MessageKey: Sendable, Hashable {
+        public var cid: ChannelCID
+        public var position: Int
+        public init(cid: ChannelCID, position: Int) {
+            self.cid = cid
+            self.position = position
+        }
+    }
+
+    public var users: Set<String> = []
+    public var channelTypes: Set<String> = []
+    /// Channels whose row and whole member list (order included) are rewritten.
+    public var channels: Set<ChannelCID> = []
+    public var members: Set<MemberKey> = []
+    public var messages: Set<MessageKey> = []
+    /// The generated-id counter and the clock.
+    public var counters = false
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && !counters
+    }
+
+    /// Adds another command's rows (a batch writes the union once).
+    public mutating func formUnion(_ other: StateFootprint) {
+        users.formUnion(other.users)
+        channelTypes.formUnion(other.channelTypes)
+        channels.formUnion(other.channels)
+        members.formUnion(other.members)
+        messages.formUnion(other.messages)
+        counters = counters || other.counters
+    }
+}
