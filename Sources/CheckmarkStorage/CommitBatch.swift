@@ -1,0 +1,40 @@
+import CheckmarkCore
+
+/// Everything one group commit writes in one transaction: the journal entries of the commands it
+/// covers and the current values of every durable row they changed.
+public struct CommitBatch: Sendable {
+    public var entries: [JournalEntry] = []
+    public var users: [User] = []
+    public var channelTypes: [ChannelType] = []
+    /// Channels whose row and whole member list are rewritten.
+    public var channels: [Channel] = []
+    /// Single member rows, with their position in the channel's member order.
+    public var members: [(cid: ChannelCID, position: Int, member: Member)] = []
+    /// Removed channels' leftovers are not a thing: channels are never deleted.
+    public var messages: [(position: Int, message: Message)] = []
+    public var generatedMessageIDs: Int = 0
+    public var clock = Timestamp(rawValue: 0)
+
+    public init() {}
+
+    /// Reads the rows of `footprint` from the engine's current state. Members no longer in their
+    /// channel and rows of unknown channels are skipped (nothing to write).
+    public init(entries: [JournalEntry], footprint: StateFootprint, engine: ReceiptsEngine) {
+        self.entries = entries
+        users = footprint.users.compactMap { engine.users[$0] }
+        channelTypes = footprint.channelTypes.compactMap { engine.channelTypes[$0] }
+        channels = footprint.channels.compactMap { engine.channels[$0] }
+        for key in footprint.members where !footprint.channels.contains(key.cid) {
+            guard let channel = engine.channels[key.cid], let member = channel.members[key.userID],
+                  let position = channel.memberOrder.firstIndex(of: key.userID) else { continue }
+            members.append((key.cid, position, member))
+        }
+        for key in footprint.messages {
+            guard let channel = engine.channels[key.cid], key.position < channel.messages.count else { continue }
+            messages.append((key.position, channel.messages[key.position]))
+        }
+        messages.sort { $0.message.createdAt < $1.message.createdAt }
+        generatedMessageIDs = engine.generatedMessageIDs
+        clock = engine.clock
+    }
+}

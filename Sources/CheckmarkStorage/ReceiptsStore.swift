@@ -1,0 +1,21 @@
+import CheckmarkCore
+
+/// Durable storage of receipts state and its journal. The SQLite store is the single-node default; a
+/// PostgreSQL store implements the same contract for clusters. Calls are blocking and made from one
+/// writer thread at a time.
+public protocol ReceiptsStore: AnyObject, Sendable {
+    /// Reads the whole durable state.
+    func load() throws(StorageError) -> StoredState
+    /// Writes one batch in one transaction; returns only when it is durable.
+    /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written.
+    func commit(_ batch: CommitBatch) throws(StorageError)
+    /// Journal entries with `seq > after`, oldest first, at most `limit`.
+    func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry]
+    /// Removes journal history the policy no longer keeps.
+    /// - Returns: how many entries and events were removed.
+    func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int)
+    /// Whether storage is open and accepting commits.
+    var isReady: Bool { get }
+    /// Closes the database; later calls throw ``StorageError/closed``.
+    func close()
+}

@@ -1,0 +1,89 @@
+import GRDB
+
+/// The SQLite schema as versioned migrations, applied in order at start-up. A migration, once
+/// released, never changes: changes come as new migrations.
+enum SQLiteSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-state-and-journal") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT,
+                    image TEXT,
+                    custom TEXT NOT NULL,
+                    read_receipts INTEGER NOT NULL,
+                    delivery_receipts INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE channel_types (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    read_events INTEGER NOT NULL,
+                    delivery_events INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE channels (
+                    cid TEXT PRIMARY KEY NOT NULL,
+                    created_by TEXT,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE members (
+                    cid TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    read_position INTEGER NOT NULL,
+                    last_read INTEGER NOT NULL,
+                    last_read_message_id TEXT,
+                    delivered_position INTEGER NOT NULL,
+                    last_delivered_at INTEGER,
+                    last_delivered_message_id TEXT,
+                    marked_unread_message_id TEXT,
+                    read_passes TEXT NOT NULL,
+                    delivered_passes TEXT NOT NULL,
+                    PRIMARY KEY (cid, user_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE messages (
+                    cid TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    id TEXT NOT NULL UNIQUE,
+                    user_id TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    parent_id TEXT,
+                    show_in_channel INTEGER NOT NULL,
+                    silent INTEGER NOT NULL,
+                    PRIMARY KEY (cid, position)
+                ) WITHOUT ROWID;
+                CREATE TABLE counters (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    value INTEGER NOT NULL
+                );
+                CREATE TABLE journal (
+                    seq INTEGER PRIMARY KEY NOT NULL,
+                    at INTEGER NOT NULL,
+                    command TEXT NOT NULL
+                );
+                CREATE INDEX journal_at ON journal(at);
+                CREATE TABLE journal_events (
+                    seq INTEGER PRIMARY KEY NOT NULL,
+                    command_seq INTEGER NOT NULL,
+                    cid TEXT,
+                    channel_seq INTEGER,
+                    type TEXT NOT NULL,
+                    payload TEXT NOT NULL
+                );
+                CREATE INDEX journal_events_command ON journal_events(command_seq);
+                CREATE UNIQUE INDEX journal_events_channel ON journal_events(cid, channel_seq);
+                CREATE TABLE channel_sequences (
+                    cid TEXT PRIMARY KEY NOT NULL,
+                    last_seq INTEGER NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+}
