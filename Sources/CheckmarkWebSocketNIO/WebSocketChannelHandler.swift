@@ -39,6 +39,14 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
+    /// Bytes written to the socket's outbound buffer and not yet taken by the kernel.
+    var bufferedOutboundBytes: Int {
+        (try? context?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+    }
+
+    var canShareCompressedFrames: Bool { connection.canShareCompressedFrames }
+    var sharedCompressionWindowBits: Int { connection.sharedCompressionWindowBits }
+
     public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)

@@ -31,6 +31,15 @@ public final class WebSocketSession {
     /// Starts the close handshake.
     public func close(code: WebSocketCloseCode, reason: String = "") { handler?.close(code: code, reason: reason) }
 
+    /// Bytes queued for this connection and not yet taken by the kernel: what a slow consumer costs.
+    public var bufferedOutboundBytes: Int { handler?.bufferedOutboundBytes ?? 0 }
+
+    /// Whether frames from a ``SharedFrameEncoder`` may be sent compressed to this connection.
+    public var canShareCompressedFrames: Bool { handler?.canShareCompressedFrames ?? false }
+
+    /// The window size shared compressed frames for this connection must use.
+    public var sharedCompressionWindowBits: Int { handler?.sharedCompressionWindowBits ?? 15 }
+
     /// False while the socket's outbound buffer is above its high-water mark.
     public var isWritable: Bool { handler?.isWritable ?? false }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CheckmarkAuth
 import CheckmarkCore
+import CheckmarkServer
 
 /// `checkmark token`: makes the HS256 tokens Stream's SDKs send, for scripts and first sessions.
 struct TokenCommand: ParsableCommand {
@@ -27,7 +28,7 @@ struct TokenCommand: ParsableCommand {
     func run() throws {
         var claims: [(String, JSONValue)] = server ? [("server", .bool(true))] : [("user_id", .string(userID!))]
         if let expiresIn {
-            claims.append(("exp", .number(Double(Clock.now().rawValue / 1_000_000 + Int64(expiresIn)))))
+            claims.append(("exp", .number(Double(WallClock.now().rawValue / 1_000_000 + Int64(expiresIn)))))
         }
         print(JWT.sign(claims: .object(claims), secret: resolvedSecret()!))
     }

@@ -1,0 +1,97 @@
+import CheckmarkAuth
+import CheckmarkCore
+import CheckmarkStorage
+
+/// The one place where errors become what goes on the wire: a stable string code (WebSocket replies),
+/// an HTTP status and Stream's numeric error code (REST bodies `{code, message, StatusCode}`).
+public struct WireError: Error, Sendable, Hashable {
+    /// Stable machine-readable code, e.g. `not_a_member`.
+    public var code: String
+    public var message: String
+    public var httpStatus: Int
+    /// Stream's numeric error code, for clients that switch on it.
+    public var streamCode: Int
+
+    public init(code: String, message: String, httpStatus: Int, streamCode: Int) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+        self.streamCode = streamCode
+    }
+
+    public init(_ error: ReceiptsError) {
+        switch error {
+        case .unknownUser, .unknownChannel, .unknownChannelType, .unknownMessage, .unknownConnection:
+            self.init(code: error.code, message: error.description, httpStatus: 404, streamCode: 16)
+        case .notAMember:
+            self.init(code: error.code, message: error.description, httpStatus: 403, streamCode: 17)
+        case .duplicate:
+            self.init(code: error.code, message: error.description, httpStatus: 409, streamCode: 4)
+        case .messageTooOld, .invalidArgument:
+            self.init(code: error.code, message: error.description, httpStatus: 400, streamCode: 4)
+        }
+    }
+
+    public init(_ error: ServiceError) {
+        switch error {
+        case .rejected(let receipts): self.init(receipts)
+        case .storage(let storage):
+            self.init(code: "storage_unavailable", message: storage.description, httpStatus: 503, streamCode: -1)
+        case .shuttingDown:
+            self.init(code: "shutting_down", message: error.description, httpStatus: 503, streamCode: -1)
+        }
+    }
+
+    public init(_ error: JWTError) {
+        switch error {
+        case .expired:
+            self.init(code: "token_expired", message: error.description, httpStatus: 401, streamCode: 40)
+        case .malformed, .unsupportedAlgorithm, .badSignature:
+            self.init(code: "authentication_failed", message: error.description, httpStatus: 401, streamCode: 5)
+        }
+    }
+
+    /// Any error the service's futures fail with.
+    public init(any error: any Error) {
+        if let wire = error as? WireError { self = wire }
+        else if let service = error as? ServiceError { self.init(service) }
+        else if let receipts = error as? ReceiptsError { self.init(receipts) }
+        else if let jwt = error as? JWTError { self.init(jwt) }
+        else { self.init(code: "internal_error", message: "internal error", httpStatus: 500, streamCode: -1) }
+    }
+
+    public static func invalid(_ message: String) -> WireError {
+        WireError(code: "invalid_argument", message: message, httpStatus: 400, streamCode: 4)
+    }
+
+    public static func unauthenticated(_ message: String) -> WireError {
+        WireError(code: "authentication_failed", message: message, httpStatus: 401, streamCode: 5)
+    }
+
+    public static func forbidden(_ message: String) -> WireError {
+        WireError(code: "not_allowed", message: message, httpStatus: 403, streamCode: 17)
+    }
+
+    public static func rateLimited(_ message: String) -> WireError {
+        WireError(code: "rate_limited", message: message, httpStatus: 429, streamCode: 9)
+    }
+
+    public static func tooManyConnections(_ message: String) -> WireError {
+        WireError(code: "too_many_connections", message: message, httpStatus: 429, streamCode: 9)
+    }
+
+    public static func notFound(_ message: String) -> WireError {
+        WireError(code: "not_found", message: message, httpStatus: 404, streamCode: 16)
+    }
+
+    /// The JSON error object: `{"code":N,"message":..,"StatusCode":N,"duration":"0ms","error_code":..}`.
+    public func write(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("code", streamCode)
+        writer.field("message", message)
+        writer.field("StatusCode", httpStatus)
+        writer.field("duration", "0.00ms")
+        writer.field("error_code", code)
+        writer.endObject()
+    }
+}

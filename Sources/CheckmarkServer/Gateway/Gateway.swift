@@ -1,0 +1,44 @@
+import CheckmarkCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// What every gateway connection of a server shares: the service, authentication, limits, metrics,
+/// and the open connections (so that shutdown can close them all with 1001).
+public final class Gateway: Sendable {
+    public let service: ReceiptsService
+    public let authenticator: GatewayAuthenticator
+    public let limits: GatewayLimits
+    public let metrics: ServiceMetrics
+    public let logger: Logger
+    let counter: ConnectionCounter
+    private let open = NIOLockedValueBox([ObjectIdentifier: UnsafeTransfer<GatewayConnection>]())
+
+    public init(service: ReceiptsService, authenticator: GatewayAuthenticator, limits: GatewayLimits, metrics: ServiceMetrics, logger: Logger) {
+        self.service = service
+        self.authenticator = authenticator
+        self.limits = limits
+        self.metrics = metrics
+        self.logger = logger
+        counter = ConnectionCounter(limits: limits)
+    }
+
+    /// Open gateway connections.
+    public var connectionCount: Int { open.withLockedValue { $0.count } }
+
+    func opened(_ connection: GatewayConnection) {
+        open.withLockedValue { $0[ObjectIdentifier(connection)] = UnsafeTransfer(connection) }
+    }
+
+    func closed(_ connection: GatewayConnection) {
+        _ = open.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(connection)) }
+    }
+
+    /// Closes every open connection with `code` (1001 at shutdown), each on its own event loop.
+    public func closeAll(code: WebSocketCloseCodeValue = .goingAway, reason: String) {
+        let connections = open.withLockedValue { Array($0.values) }
+        for box in connections {
+            box.wrappedValue.eventLoop.execute { box.wrappedValue.close(code: code.code, reason: reason) }
+        }
+    }
+}

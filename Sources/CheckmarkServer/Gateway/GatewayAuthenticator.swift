@@ -1,0 +1,57 @@
+import CheckmarkAuth
+import CheckmarkCore
+import CheckmarkWebSocket
+
+/// Checks a `/connect` request (contract: Stream-compatible interface): `api_key` must be the
+/// deployment's, `authorization` a user JWT signed with the api_secret whose `user_id` matches the
+/// `json` parameter's, and `exp`, when present, in the future. Pure: the time is passed in.
+public struct GatewayAuthenticator: Sendable {
+    public var apiKey: String
+    public var apiSecret: String
+
+    public init(apiKey: String, apiSecret: String) {
+        self.apiKey = apiKey
+        self.apiSecret = apiSecret
+    }
+
+    /// Who connects, and the profile fields sent with the connection.
+    public struct Identity: Sendable {
+        public var userID: String
+        /// `user_details` minus `id`: applied to the user on connect (created if missing).
+        public var details: [(String, JSONValue)]
+    }
+
+    /// A refusal: the error event to send and the close code to end with.
+    public struct Refusal: Error, Sendable {
+        public var error: WireError
+        public var closeCode: WebSocketCloseCode
+    }
+
+    public func authenticate(query: [String: String], now: Timestamp) -> Result<Identity, Refusal> {
+        guard let key = query["api_key"], key == apiKey else {
+            return .failure(Refusal(error: .unauthenticated("api_key is missing or unknown"), closeCode: GatewayCloseCode.authenticationFailed))
+        }
+        guard let text = query["json"], let json = try? JSONParser.parse(text), case .object = json else {
+            return .failure(Refusal(error: .invalid("the json parameter must be a JSON object with user_id"), closeCode: GatewayCloseCode.authenticationFailed))
+        }
+        guard let userID = json["user_id"]?.stringValue ?? json["user_details"]?["id"]?.stringValue, !userID.isEmpty,
+              userID.utf8.count <= 255 else {
+            return .failure(Refusal(error: .invalid("json.user_id is required"), closeCode: GatewayCloseCode.authenticationFailed))
+        }
+        guard let token = query["authorization"], !token.isEmpty else {
+            return .failure(Refusal(error: .unauthenticated("the authorization parameter (a user token) is required"), closeCode: GatewayCloseCode.authenticationFailed))
+        }
+        let claims: JSONValue
+        do {
+            claims = try JWT.verify(token, secret: apiSecret, now: now)
+        } catch {
+            let code = error == .expired ? GatewayCloseCode.tokenExpired : GatewayCloseCode.authenticationFailed
+            return .failure(Refusal(error: WireError(error), closeCode: code))
+        }
+        guard claims["user_id"]?.stringValue == userID else {
+            return .failure(Refusal(error: .unauthenticated("the token's user_id does not match json.user_id \(userID)"), closeCode: GatewayCloseCode.authenticationFailed))
+        }
+        let details = (json["user_details"]?.objectValue ?? []).filter { $0.0 != "id" }
+        return .success(Identity(userID: userID, details: details))
+    }
+}

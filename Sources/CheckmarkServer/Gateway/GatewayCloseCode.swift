@@ -1,0 +1,23 @@
+import CheckmarkWebSocket
+
+/// The close codes the gateway ends a connection with, beyond RFC 6455's own (documented in
+/// docs/protocol.md). Each close is preceded by an `error` event saying why, except 1001.
+public enum GatewayCloseCode {
+    /// The server is shutting down, or the connection was idle too long. Reconnect.
+    public static let goingAway = WebSocketCloseCode.goingAway
+    /// Missing or wrong api_key, missing or invalid token, or a token for another user.
+    public static let authenticationFailed = WebSocketCloseCode(rawValue: 4001)
+    /// The token's `exp` has passed: get a new token, then reconnect.
+    public static let tokenExpired = WebSocketCloseCode(rawValue: 4002)
+    /// The user, or the server, has as many connections as its limit allows.
+    public static let tooManyConnections = WebSocketCloseCode(rawValue: 4003)
+    /// The user does not exist and the connection carried no `user_details` to create it.
+    public static let unknownUser = WebSocketCloseCode(rawValue: 4004)
+    /// The connection kept sending commands faster than its rate limit.
+    public static let rateLimited = WebSocketCloseCode(rawValue: 4008)
+    /// The client did not read its events fast enough; its outbound buffer passed the limit.
+    /// Reconnect and catch up (state is in the channel responses).
+    public static let slowConsumer = WebSocketCloseCode(rawValue: 4009)
+    /// Storage failed; the server is stopping.
+    public static let unavailable = WebSocketCloseCode(rawValue: 1011)
+}

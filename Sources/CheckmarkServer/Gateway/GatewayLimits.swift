@@ -1,0 +1,25 @@
+/// Limits of the WebSocket gateway, all configurable (`checkmark serve --help`).
+public struct GatewayLimits: Sendable, Hashable {
+    /// Open connections per user; one more is closed with 4003.
+    public var maxConnectionsPerUser: Int
+    /// Open connections in total; one more is closed with 4003.
+    public var maxConnections: Int
+    /// Channels one connection may watch; one more is refused with `too_many_watched_channels`.
+    public var maxWatchedChannelsPerConnection: Int
+    /// Commands per second a connection may send, on average.
+    public var commandsPerSecond: Int
+    /// Commands a connection may send at once above the average.
+    public var commandBurst: Int
+    /// Bytes queued for one connection before it is disconnected as a slow consumer (4009).
+    public var maxOutboundBufferBytes: Int
+
+    public init(maxConnectionsPerUser: Int = 64, maxConnections: Int = 100_000, maxWatchedChannelsPerConnection: Int = 1_000,
+                commandsPerSecond: Int = 200, commandBurst: Int = 400, maxOutboundBufferBytes: Int = 4 << 20) {
+        self.maxConnectionsPerUser = maxConnectionsPerUser
+        self.maxConnections = maxConnections
+        self.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
+        self.commandsPerSecond = commandsPerSecond
+        self.commandBurst = commandBurst
+        self.maxOutboundBufferBytes = maxOutboundBufferBytes
+    }
+}

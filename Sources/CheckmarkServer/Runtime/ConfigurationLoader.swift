@@ -1,0 +1,126 @@
+import CheckmarkCore
+import CheckmarkStorage
+import Logging
+
+/// Builds a ``ServerConfiguration`` from its sources in one precedence order: defaults, then the
+/// config file (a JSON object), then the environment (`CHECKMARK_<KEY>`), then command-line flags.
+/// Every source uses the same keys (see ``keys``); an unknown key or a bad value is an error naming
+/// its source.
+public enum ConfigurationLoader {
+    /// Every setting: its key (file and flag name with `_` for `-`; upper-cased for the environment)
+    /// and what it means.
+    public static let keys: [(key: String, help: String)] = [
+        ("host", "address to listen on (default 127.0.0.1)"),
+        ("port", "port to listen on, 0 picks a free one (default 8080)"),
+        ("data_dir", "data directory, created if missing (default ./checkmark-data)"),
+        ("api_key", "the app's api_key (default: the development key)"),
+        ("api_secret", "the app's api_secret, signs tokens (default: the development secret, loopback only)"),
+        ("log_level", "trace, debug, info, notice, warning, error or critical (default info)"),
+        ("metrics", "serve /metrics: true or false (default true)"),
+        ("max_connections", "open WebSocket connections in total (default 100000)"),
+        ("max_connections_per_user", "open connections per user (default 64)"),
+        ("max_watched_channels", "channels one connection may watch (default 1000)"),
+        ("commands_per_second", "commands per second per connection (default 200)"),
+        ("command_burst", "commands a connection may send at once above the rate (default 400)"),
+        ("max_outbound_buffer", "bytes queued for one connection before it is dropped as slow, 4009 (default 4194304)"),
+        ("max_message_size", "largest WebSocket message in bytes, 1009 past it (default 16777216)"),
+        ("keepalive", "seconds of silence before the server pings, 0 disables (default 30)"),
+        ("idle_timeout", "seconds without any client frame before 1001, 0 disables (default 120)"),
+        ("compression", "permessage-deflate: true or false (default true)"),
+        ("journal_max_age", "seconds of journal history kept, 0 keeps all (default 0)"),
+        ("journal_max_events_per_channel", "journal events kept per channel, 0 keeps all (default 0)"),
+        ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
+    ]
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// - Parameters:
+    ///   - file: the config file's contents, if one was given, and its path (for messages).
+    ///   - environment: the process environment; only `CHECKMARK_*` names are read.
+    ///   - flags: values given on the command line, by key.
+    public static func load(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) throws(Invalid) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        let known = Set(keys.map(\.key))
+        if let file {
+            let json: JSONValue
+            do { json = try JSONParser.parse(file.contents) } catch {
+                throw Invalid(description: "config file \(file.path): \(error.description)")
+            }
+            guard let pairs = json.objectValue else { throw Invalid(description: "config file \(file.path) must hold a JSON object") }
+            for (key, value) in pairs {
+                guard known.contains(key) else { throw Invalid(description: "config file \(file.path): unknown key \(key)") }
+                let text: String
+                switch value {
+                case .string(let s): text = s
+                case .bool(let b): text = b ? "true" : "false"
+                case .number: text = value.intValue.map(String.init) ?? ""
+                default: text = ""
+                }
+                try apply(key, text, source: "config file \(file.path)", to: &configuration)
+            }
+        }
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("CHECKMARK_") {
+            let key = String(name.dropFirst("CHECKMARK_".count)).lowercased()
+            guard known.contains(key) else { continue }  // other CHECKMARK_ variables belong to other commands
+            try apply(key, value, source: "environment \(name)", to: &configuration)
+        }
+        for (key, value) in flags.sorted(by: { $0.key < $1.key }) {
+            guard known.contains(key) else { throw Invalid(description: "unknown setting \(key)") }
+            try apply(key, value, source: "flag --\(key.replacingUnderscores())", to: &configuration)
+        }
+        return configuration
+    }
+
+    private static func apply(_ key: String, _ value: String, source: String, to c: inout ServerConfiguration) throws(Invalid) {
+        func int() throws(Invalid) -> Int {
+            guard let number = Int(value) else { throw Invalid(description: "\(source): \(key) must be a whole number, not '\(value)'") }
+            return number
+        }
+        func bool() throws(Invalid) -> Bool {
+            switch value.lowercased() {
+            case "true", "1", "yes", "on": return true
+            case "false", "0", "no", "off": return false
+            default: throw Invalid(description: "\(source): \(key) must be true or false, not '\(value)'")
+            }
+        }
+        switch key {
+        case "host": c.host = value
+        case "port": c.port = try int()
+        case "data_dir": c.dataDirectory = value
+        case "api_key": c.apiKey = value
+        case "api_secret": c.apiSecret = value
+        case "log_level":
+            guard let level = Logger.Level(rawValue: value.lowercased()) else {
+                throw Invalid(description: "\(source): log_level must be trace, debug, info, notice, warning, error or critical, not '\(value)'")
+            }
+            c.logLevel = level
+        case "metrics": c.metricsEnabled = try bool()
+        case "max_connections": c.gateway.maxConnections = try int()
+        case "max_connections_per_user": c.gateway.maxConnectionsPerUser = try int()
+        case "max_watched_channels": c.gateway.maxWatchedChannelsPerConnection = try int()
+        case "commands_per_second": c.gateway.commandsPerSecond = try int()
+        case "command_burst": c.gateway.commandBurst = try int()
+        case "max_outbound_buffer": c.gateway.maxOutboundBufferBytes = try int()
+        case "max_message_size": c.maxMessageBytes = try int()
+        case "keepalive": c.keepaliveSeconds = try int()
+        case "idle_timeout": c.idleTimeoutSeconds = try int()
+        case "compression": c.compression = try bool()
+        case "journal_max_age":
+            let seconds = try int()
+            c.retention.maxAgeSeconds = seconds > 0 ? Int64(seconds) : nil
+        case "journal_max_events_per_channel":
+            let count = try int()
+            c.retention.maxEventsPerChannel = count > 0 ? count : nil
+        case "shutdown_timeout": c.shutdownTimeoutSeconds = try int()
+        default: throw Invalid(description: "\(source): unknown setting \(key)")
+        }
+    }
+}
+
+extension String {
+    fileprivate func replacingUnderscores() -> String {
+        String(map { $0 == "_" ? "-" : $0 })
+    }
+}

@@ -1,0 +1,158 @@
+import CheckmarkStorage
+import CheckmarkWebSocket
+import CheckmarkWebSocketNIO
+import CoreMetrics
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Prometheus
+
+/// A running Checkmark node: storage, the receipts service, the gateway and the HTTP listener.
+///
+/// ``start(_:group:logger:)`` opens the data directory (failing with a ``StorageError`` that says
+/// why), loads the state and starts listening. ``shutdown()`` is the graceful stop: readiness turns
+/// false, the listener stops accepting, every WebSocket is closed with 1001, pending commits are
+/// flushed, and storage is closed; it is bounded by the configured shutdown timeout.
+public final class ReceiptsServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let listener: HTTPListener
+    public let service: ReceiptsService
+    public let gateway: Gateway
+    public let registry: PrometheusCollectorRegistry
+    private let engineGroup: MultiThreadedEventLoopGroup
+    private let store: SQLiteStore
+    private let logger: Logger
+    private let stopping = NIOLockedValueBox(false)
+    private let fatal = NIOLockedValueBox<StorageError?>(nil)
+    private let stopped: EventLoopPromise<Void>
+
+    /// How often the journal's retention policy is applied.
+    public static let pruneIntervalSeconds: Int64 = 60
+
+    /// The port actually bound (useful with port 0).
+    public var port: Int { listener.port }
+
+    public static func start(_ configuration: ServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws -> ReceiptsServer {
+        try configuration.validate()
+        let directory = try DataDirectory(path: configuration.dataDirectory)
+        let store = try SQLiteStore(directory: directory)
+        let registry = PrometheusCollectorRegistry()
+        let metrics = ServiceMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let engineGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var compression = PerMessageDeflateConfiguration()
+        compression.isEnabled = configuration.compression
+        // Shared-frame mode: one compressed frame serves every recipient of a fan-out.
+        compression.noContextTakeover = true
+        let failure = NIOLockedValueBox<(@Sendable (StorageError) -> Void)?>(nil)
+        let service: ReceiptsService
+        do {
+            service = try await ReceiptsService.start(
+                store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger, compression: compression,
+                onFatalError: { error in failure.withLockedValue { $0 }?(error) })
+        } catch {
+            store.close()
+            try? await engineGroup.shutdownGracefully()
+            throw error
+        }
+        let gateway = Gateway(
+            service: service, authenticator: GatewayAuthenticator(apiKey: configuration.apiKey, apiSecret: configuration.apiSecret),
+            limits: configuration.gateway, metrics: metrics, logger: logger)
+        let stoppingFlag = NIOLockedValueBox(false)
+        let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret)
+        let routes = CheckmarkRoutes(
+            gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } })
+        let listener: HTTPListener
+        do {
+            listener = try await HTTPListener.bind(
+                host: configuration.host, port: configuration.port, group: group, routes: routes,
+                handshake: ServerHandshake(compression: compression), webSocket: configuration.webSocketSettings)
+        } catch {
+            await service.close()
+            try? await engineGroup.shutdownGracefully()
+            throw error
+        }
+        let server = ReceiptsServer(
+            configuration: configuration, listener: listener, service: service, gateway: gateway, registry: registry,
+            engineGroup: engineGroup, store: store, logger: logger, stopping: stoppingFlag,
+            stopped: group.next().makePromise(of: Void.self))
+        failure.withLockedValue { $0 = { [weak server] error in server?.storageFailed(error) } }
+        if configuration.retention != .keepAll {
+            let policy = configuration.retention
+            let task = engineGroup.next().scheduleRepeatedAsyncTask(initialDelay: .seconds(1), delay: .seconds(Self.pruneIntervalSeconds)) { _ in
+                service.prune(policy).map { removed in
+                    if removed.entries + removed.events > 0 {
+                        logger.info("journal pruned", metadata: ["entries": "\(removed.entries)", "events": "\(removed.events)"])
+                    }
+                }.recover { _ in }
+            }
+            _ = task
+        }
+        logger.info("checkmark listening", metadata: [
+            "host": "\(configuration.host)", "port": "\(listener.port)", "data_dir": "\(configuration.dataDirectory)",
+        ])
+        if configuration.usesDevelopmentSecret {
+            logger.warning("using the development api secret: loopback only, never in production")
+        }
+        return server
+    }
+
+    private init(configuration: ServerConfiguration, listener: HTTPListener, service: ReceiptsService, gateway: Gateway,
+                 registry: PrometheusCollectorRegistry, engineGroup: MultiThreadedEventLoopGroup, store: SQLiteStore,
+                 logger: Logger, stopping: NIOLockedValueBox<Bool>, stopped: EventLoopPromise<Void>) {
+        self.configuration = configuration
+        self.listener = listener
+        self.service = service
+        self.gateway = gateway
+        self.registry = registry
+        self.engineGroup = engineGroup
+        self.store = store
+        self.logger = logger
+        self.stoppingFlag = stopping
+        self.stopped = stopped
+    }
+
+    private let stoppingFlag: NIOLockedValueBox<Bool>
+
+    /// The storage error that stopped the server, if one did.
+    public var fatalError: StorageError? { fatal.withLockedValue { $0 } }
+
+    /// Completes when the server has stopped (after ``shutdown()`` or a storage failure).
+    public func waitUntilStopped() async {
+        try? await stopped.futureResult.get()
+    }
+
+    private func storageFailed(_ error: StorageError) {
+        fatal.withLockedValue { $0 = error }
+        Task { await self.shutdown(code: GatewayCloseCode.unavailable) }
+    }
+
+    /// Graceful stop (see the type's documentation). Safe to call more than once.
+    public func shutdown() async {
+        await shutdown(code: GatewayCloseCode.goingAway)
+    }
+
+    private func shutdown(code: WebSocketCloseCode) async {
+        let first = stoppingFlag.withLockedValue { flag in
+            defer { flag = true }
+            return !flag
+        }
+        guard first else {
+            await waitUntilStopped()
+            return
+        }
+        logger.info("shutting down", metadata: ["connections": "\(gateway.connectionCount)"])
+        try? await listener.close()
+        gateway.closeAll(code: WebSocketCloseCodeValue(code), reason: code == GatewayCloseCode.goingAway ? "server shutting down" : "storage failed")
+        // Clients get the close handshake's time; past the timeout, what is left is dropped.
+        let deadline = NIODeadline.now() + .seconds(Int64(configuration.shutdownTimeoutSeconds))
+        while gateway.connectionCount > 0 && NIODeadline.now() < deadline {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        await service.close()
+        try? await engineGroup.shutdownGracefully()
+        logger.info("stopped")
+        stopped.succeed()
+    }
+}

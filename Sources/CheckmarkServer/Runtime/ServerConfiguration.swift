@@ -1,0 +1,71 @@
+import CheckmarkStorage
+import CheckmarkWebSocket
+import CheckmarkWebSocketNIO
+import Logging
+import NIOCore
+
+/// Everything `checkmark serve` can be told. Filled from defaults, then a config file, then the
+/// environment, then flags (later wins); ``validate()`` checks it before anything starts.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDirectory = "./checkmark-data"
+    public var apiKey = ServerConfiguration.developmentAPIKey
+    public var apiSecret = ServerConfiguration.developmentAPISecret
+    public var logLevel: Logger.Level = .info
+    public var metricsEnabled = true
+    public var gateway = GatewayLimits()
+    public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
+    public var keepaliveSeconds = 30
+    public var idleTimeoutSeconds = 120
+    public var compression = true
+    public var retention = RetentionPolicy.keepAll
+    /// Seconds a graceful shutdown may take before remaining connections are dropped.
+    public var shutdownTimeoutSeconds = 10
+
+    /// The clearly-marked development credentials: usable on loopback only.
+    public static let developmentAPIKey = "checkmark-dev-key"
+    public static let developmentAPISecret = "checkmark-dev-secret-NOT-FOR-PRODUCTION"
+
+    public init() {}
+
+    public var usesDevelopmentSecret: Bool { apiSecret == Self.developmentAPISecret }
+
+    /// A start-up error, printed as it is.
+    public struct Invalid: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public func validate() throws(Invalid) {
+        guard (0...65_535).contains(port) else { throw Invalid(description: "port \(port) is not between 0 and 65535") }
+        guard !host.isEmpty else { throw Invalid(description: "host must not be empty") }
+        guard !dataDirectory.isEmpty else { throw Invalid(description: "data directory must not be empty") }
+        guard !apiKey.isEmpty else { throw Invalid(description: "api key must not be empty") }
+        guard apiSecret.utf8.count >= 16 else { throw Invalid(description: "api secret must be at least 16 bytes") }
+        if usesDevelopmentSecret && !Self.isLoopback(host) {
+            throw Invalid(description: "the development api secret may only listen on a loopback address (127.0.0.1, ::1, localhost), not \(host); set --api-secret or CHECKMARK_API_SECRET")
+        }
+        for (name, value) in [
+            ("max connections per user", gateway.maxConnectionsPerUser), ("max connections", gateway.maxConnections),
+            ("max watched channels", gateway.maxWatchedChannelsPerConnection), ("commands per second", gateway.commandsPerSecond),
+            ("command burst", gateway.commandBurst), ("max outbound buffer", gateway.maxOutboundBufferBytes),
+            ("max message size", maxMessageBytes), ("shutdown timeout", shutdownTimeoutSeconds),
+        ] where value <= 0 {
+            throw Invalid(description: "\(name) must be positive, not \(value)")
+        }
+        guard keepaliveSeconds >= 0, idleTimeoutSeconds >= 0 else { throw Invalid(description: "timeouts must not be negative") }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    var webSocketSettings: WebSocketSettings {
+        var limits = WebSocketLimits.default
+        limits.maxMessageSize = maxMessageBytes
+        limits.maxFrameSize = min(limits.maxFrameSize, maxMessageBytes)
+        return WebSocketSettings(limits: limits, timeouts: WebSocketTimeouts(
+            keepaliveInterval: keepaliveSeconds > 0 ? .seconds(Int64(keepaliveSeconds)) : nil,
+            idleTimeout: idleTimeoutSeconds > 0 ? .seconds(Int64(idleTimeoutSeconds)) : nil))
+    }
+}

@@ -1,0 +1,28 @@
+import CheckmarkCore
+import NIOCore
+
+/// Where a connection's events go: implemented by the gateway's connection, called on ``eventLoop``
+/// with events in the order they were committed.
+public protocol EventSink: AnyObject {
+    var eventLoop: any EventLoop { get }
+    /// The window size of shared compressed frames this connection takes, or nil for plain frames.
+    var sharedCompressionWindowBits: Int? { get }
+    /// One committed event's complete WebSocket frame for this connection.
+    func deliver(frame: ByteBuffer, type: String)
+}
+
+/// An event encoded once for all its recipients, with its journal sequences.
+public struct SharedEvent: Sendable {
+    public var type: String
+    public var encoded: EncodedEvent
+    public var cid: ChannelCID?
+    /// The channel's event sequence (for channel events).
+    public var channelSeq: Int64?
+
+    public init(type: String, encoded: EncodedEvent, cid: ChannelCID?, channelSeq: Int64?) {
+        self.type = type
+        self.encoded = encoded
+        self.cid = cid
+        self.channelSeq = channelSeq
+    }
+}

@@ -1,0 +1,303 @@
+import CheckmarkCore
+import CheckmarkStorage
+import CheckmarkWebSocket
+import CoreMetrics
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// The receipts engine behind a durable group commit. Commands are applied one at a time on a single
+/// engine event loop; every command that changed durable state joins the next batch, and a batch is
+/// written in one transaction while the engine goes on applying. A command's reply and its events are
+/// released only when its batch is durable, in the order the commands were applied; a query's answer
+/// waits for every command applied before it. When a commit fails, every waiting command fails with
+/// ``ServiceError/storage(_:)``, the service refuses further commands and reports it through
+/// `onFatalError`, and the server stops: memory and disk may disagree, and a restart reloads the truth.
+public final class ReceiptsService: Sendable {
+    public let engineLoop: any EventLoop
+    private let store: any ReceiptsStore
+    private let writer: NIOThreadPool
+    private let state: NIOLoopBoundBox<State>
+    private let metrics: ServiceMetrics
+    private let logger: Logger
+    private let onFatalError: @Sendable (StorageError) -> Void
+    /// How fanned-out frames are compressed for connections that share compression.
+    let compression: PerMessageDeflateConfiguration
+
+    /// One applied command waiting for its batch.
+    private struct Pending {
+        var entry: JournalEntry?
+        var events: [(ReceiptsEvent, SharedEvent)]
+        var complete: (Result<ReceiptsOutcome, ServiceError>) -> Void
+        var outcome: Result<ReceiptsOutcome, ServiceError>
+    }
+
+    private final class State {
+        var engine: ReceiptsEngine
+        var lastSeq: Int64
+        var lastEventSeq: Int64
+        var channelSeqs: [ChannelCID: Int64]
+        var pending: [Pending] = []
+        var footprint = StateFootprint()
+        var committing = false
+        var accepting = true
+        var failed: StorageError?
+        var sinks: [String: any EventSink] = [:]
+        var drained: [EventLoopPromise<Void>] = []
+
+        init(_ stored: StoredState) {
+            engine = ReceiptsEngine(restoring: stored.snapshot)
+            lastSeq = stored.lastSeq
+            lastEventSeq = stored.lastEventSeq
+            channelSeqs = stored.channelSeqs
+        }
+    }
+
+    /// Loads the state from `store` and starts serving on `engineLoop`.
+    public static func start(
+        store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
+        compression: PerMessageDeflateConfiguration = .init(),
+        onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in }
+    ) async throws -> ReceiptsService {
+        let writer = NIOThreadPool(numberOfThreads: 1)
+        writer.start()
+        let stored = try await writer.runIfActive { try store.load() }
+        return try await engineLoop.submit {
+            ReceiptsService(
+                store: store, engineLoop: engineLoop, writer: writer, state: State(stored), metrics: metrics,
+                logger: logger, compression: compression, onFatalError: onFatalError)
+        }.get()
+    }
+
+    private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, state: State,
+                 metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
+                 onFatalError: @escaping @Sendable (StorageError) -> Void) {
+        self.compression = compression
+        self.store = store
+        self.engineLoop = engineLoop
+        self.writer = writer
+        self.state = NIOLoopBoundBox(state, eventLoop: engineLoop)
+        self.metrics = metrics
+        self.logger = logger
+        self.onFatalError = onFatalError
+    }
+
+    /// Whether commands are accepted and storage is healthy (`/readyz`).
+    public var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
+    private let accepting = NIOLockedValueBox(true)
+
+    // MARK: Commands
+
+    /// Applies `command` now and completes once it is durable (or refused). For `.connect`, `sink`
+    /// starts receiving the connection's events.
+    public func submit(_ command: ReceiptsCommand, sink: (any EventSink)? = nil) -> EventLoopFuture<ReceiptsOutcome> {
+        let promise = engineLoop.makePromise(of: ReceiptsOutcome.self)
+        let sinkBox = sink.map { UnsafeTransfer($0) }
+        engineLoop.execute {
+            self.apply(command, sink: sinkBox?.wrappedValue) { result in
+                switch result {
+                case .success(let outcome): promise.succeed(outcome)
+                case .failure(let error): promise.fail(error)
+                }
+            }
+        }
+        return promise.futureResult
+    }
+
+    /// Reads the engine's state as of every command submitted before, once those are durable.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
+        let promise = engineLoop.makePromise(of: T.self)
+        engineLoop.execute {
+            let state = self.state.value
+            let value = Result { try body(state.engine) }
+            self.enqueue(Pending(entry: nil, events: [], complete: { _ in promise.completeWith(value) }, outcome: .success(.unchanged)))
+        }
+        return promise.futureResult
+    }
+
+    private func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
+        let state = state.value
+        if let failed = state.failed {
+            complete(.failure(.storage(failed)))
+            return
+        }
+        let isDisconnect: Bool
+        if case .disconnect = command { isDisconnect = true } else { isDisconnect = false }
+        guard state.accepting || isDisconnect else {
+            complete(.failure(.shuttingDown))
+            return
+        }
+        let now = Timestamp(rawValue: WallClock.now().rawValue)
+        switch state.engine.apply(command, at: now) {
+        case .failure(let error):
+            metrics.rejected(error)
+            enqueue(Pending(entry: nil, events: [], complete: complete, outcome: .failure(.rejected(error))))
+        case .success(let outcome):
+            switch command {
+            case .connect(let connectionID, _): if let sink { state.sinks[connectionID] = sink }
+            case .disconnect(let connectionID): state.sinks[connectionID] = nil
+            default: break
+            }
+            var entry: JournalEntry?
+            var shared: [(ReceiptsEvent, SharedEvent)] = []
+            for event in outcome.events {
+                var channelSeq: Int64?
+                if let cid = event.cid, ReceiptsEngine.isDurable(command) {
+                    let next = (state.channelSeqs[cid] ?? 0) + 1
+                    state.channelSeqs[cid] = next
+                    channelSeq = next
+                }
+                shared.append((event, SharedEvent(type: event.type, encoded: StreamJSON.encode(event), cid: event.cid, channelSeq: channelSeq)))
+            }
+            if outcome.changed && ReceiptsEngine.isDurable(command) {
+                state.lastSeq += 1
+                var events: [JournalEvent] = []
+                for (_, event) in shared {
+                    state.lastEventSeq += 1
+                    events.append(JournalEvent(
+                        seq: state.lastEventSeq, cid: event.cid, channelSeq: event.channelSeq, type: event.type,
+                        json: event.encoded.prefix + [UInt8(ascii: "}")]))
+                }
+                entry = JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
+                state.footprint.formUnion(state.engine.footprint(of: command))
+                metrics.accepted(command)
+            }
+            enqueue(Pending(entry: entry, events: shared, complete: complete, outcome: .success(outcome)))
+        }
+    }
+
+    private func enqueue(_ pending: Pending) {
+        let state = state.value
+        state.pending.append(pending)
+        if !state.committing { startCommit() }
+    }
+
+    /// Writes everything pending in one transaction (or releases it at once when nothing is durable).
+    private func startCommit() {
+        let state = state.value
+        guard !state.pending.isEmpty else {
+            for promise in state.drained { promise.succeed() }
+            state.drained = []
+            return
+        }
+        let batchItems = state.pending
+        state.pending = []
+        let entries = batchItems.compactMap(\.entry)
+        if entries.isEmpty {
+            release(batchItems)
+            return
+        }
+        let batch = CommitBatch(entries: entries, footprint: state.footprint, engine: state.engine)
+        state.footprint = StateFootprint()
+        state.committing = true
+        let started = NIODeadline.now()
+        let store = self.store
+        let items = UnsafeTransfer(batchItems)
+        writer.runIfActive(eventLoop: engineLoop) { try store.commit(batch) }.whenComplete { result in
+            let state = self.state.value
+            state.committing = false
+            switch result {
+            case .success:
+                self.metrics.committed(batchSize: entries.count, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
+                self.release(items.wrappedValue)
+                self.startCommit()
+            case .failure(let error):
+                let storageError = (error as? StorageError) ?? .commitFailed(reason: "\(error)")
+                self.fail(with: storageError, items: items.wrappedValue)
+            }
+        }
+    }
+
+    /// Completes replies and fans out events, in apply order.
+    private func release(_ items: [Pending]) {
+        let state = state.value
+        for item in items {
+            item.complete(item.outcome)
+            for (event, shared) in item.events { fanOut(event, shared, sinks: state.sinks) }
+        }
+    }
+
+    private func fail(with error: StorageError, items: [Pending]) {
+        let state = state.value
+        state.failed = error
+        state.accepting = false
+        accepting.withLockedValue { $0 = false }
+        logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"])
+        for item in items + state.pending {
+            if item.entry != nil { item.complete(.failure(.storage(error))) } else { item.complete(item.outcome) }
+        }
+        state.pending = []
+        for promise in state.drained { promise.succeed() }
+        state.drained = []
+        onFatalError(error)
+    }
+
+    // MARK: Fan-out
+
+    /// Sends one event to its recipients: grouped by event loop, one hop per loop, recipients in the
+    /// core's order.
+    private func fanOut(_ event: ReceiptsEvent, _ shared: SharedEvent, sinks: [String: any EventSink]) {
+        var byLoop: [ObjectIdentifier: (any EventLoop, [(any EventSink, UnreadCounts?)])] = [:]
+        for recipient in event.recipients {
+            guard let sink = sinks[recipient.connectionID] else { continue }
+            let key = ObjectIdentifier(sink.eventLoop)
+            if byLoop[key] == nil { byLoop[key] = (sink.eventLoop, []) }
+            byLoop[key]!.1.append((sink, recipient.counts))
+        }
+        metrics.fannedOut(type: shared.type, recipients: event.recipients.count)
+        switch event.payload {
+        case .messageRead(let user, _) where !user.privacy.readReceipts: metrics.suppressedByPrivacy.increment()
+        case .messageDelivered(let user, _, _) where !user.privacy.deliveryReceipts: metrics.suppressedByPrivacy.increment()
+        default: break
+        }
+        for (_, (loop, targets)) in byLoop {
+            let transfer = UnsafeTransfer(targets)
+            let compression = self.compression
+            loop.execute {
+                FanOutFrames.deliver(shared, to: transfer.wrappedValue, compression: compression)
+            }
+        }
+    }
+
+    // MARK: Retention
+
+    /// Removes journal history `policy` no longer keeps, on the writer thread (between commits).
+    public func prune(_ policy: RetentionPolicy) -> EventLoopFuture<(entries: Int, events: Int)> {
+        let store = self.store
+        return writer.runIfActive(eventLoop: engineLoop) { try store.prune(policy, now: WallClock.now()) }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting commands (disconnects still run), then completes once every pending commit is
+    /// durable.
+    public func drain() async {
+        let promise = engineLoop.makePromise(of: Void.self)
+        engineLoop.execute {
+            let state = self.state.value
+            state.accepting = false
+            self.accepting.withLockedValue { $0 = false }
+            if !state.committing && state.pending.isEmpty {
+                promise.succeed()
+            } else {
+                state.drained.append(promise)
+            }
+        }
+        try? await promise.futureResult.get()
+    }
+
+    /// Drains, then closes storage and the writer thread.
+    public func close() async {
+        await drain()
+        store.close()
+        try? await writer.shutdownGracefully()
+    }
+}
+
+/// Hands a value to another thread when the code guarantees only one side uses it at a time (the
+/// engine loop hands sinks and completions to their own loops).
+struct UnsafeTransfer<Value>: @unchecked Sendable {
+    var wrappedValue: Value
+    init(_ value: Value) { wrappedValue = value }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import CheckmarkServer
+import Foundation
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import UnixSignals
+
+/// `checkmark serve`: the service. Settings come from defaults, then `--config FILE` (JSON), then
+/// `CHECKMARK_*` environment variables, then flags; see `checkmark serve --help`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run Checkmark: the WebSocket gateway, the REST API and /healthz, /readyz, /metrics.",
+        discussion: "Precedence: flags > CHECKMARK_<KEY> environment variables > --config file (JSON with the same keys) > defaults.\n\nKeys:\n"
+            + ConfigurationLoader.keys.map { "  \($0.key): \($0.help)" }.joined(separator: "\n"))
+
+    @Option(help: "A JSON config file (keys as listed below).") var config: String?
+    @Option(help: "Address to listen on.") var host: String?
+    @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
+    @Option(help: "Data directory (created if missing).") var dataDir: String?
+    @Option(help: "The app's api_key.") var apiKey: String?
+    @Option(help: "The app's api_secret.") var apiSecret: String?
+    @Option(help: "Log level.") var logLevel: String?
+    @Option(name: .customLong("set"), help: "Any other setting as key=value (repeatable), e.g. --set max_connections=5000.")
+    var settings: [String] = []
+
+    func run() async throws {
+        var flags: [String: String] = [:]
+        for (key, value) in [("host", host), ("port", port.map(String.init)), ("data_dir", dataDir), ("api_key", apiKey),
+                             ("api_secret", apiSecret), ("log_level", logLevel)] {
+            if let value { flags[key] = value }
+        }
+        for setting in settings {
+            guard let equals = setting.firstIndex(of: "=") else { throw ValidationError("--set takes key=value, not \(setting)") }
+            flags[String(setting[..<equals]).replacingOccurrences(of: "-", with: "_")] = String(setting[setting.index(after: equals)...])
+        }
+        var file: (String, String)?
+        if let config {
+            guard let contents = try? String(contentsOfFile: config, encoding: .utf8) else {
+                throw ValidationError("cannot read config file \(config)")
+            }
+            file = (config, contents)
+        }
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ConfigurationLoader.load(file: file, environment: ProcessInfo.processInfo.environment, flags: flags)
+            try configuration.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "checkmark")
+        let server: ReceiptsServer
+        do {
+            server = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(2)
+        }
+        print("checkmark listening on \(configuration.host):\(server.port)")
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: ServerService(server: server), successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        if let fatal = server.fatalError {
+            logger.critical("stopped after a storage failure: \(fatal)")
+            throw ExitCode(3)
+        }
+    }
+}
+
+/// Runs the server under swift-service-lifecycle: on SIGTERM or SIGINT the group shuts down
+/// gracefully (``ReceiptsServer/shutdown()``); a storage failure stops it too.
+struct ServerService: Service {
+    let server: ReceiptsServer
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await server.waitUntilStopped()
+        } onGracefulShutdown: {
+            Task { await server.shutdown() }
+        }
+    }
+}
