@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "CheckmarkClient",
             dependencies: [
-                "CheckmarkWebSocket", "CheckmarkWebSocketNIO",
+                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -118,9 +118,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "CheckmarkStorageTests",
+            dependencies: ["CheckmarkStorage", "CheckmarkCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "CheckmarkServerTests",
             dependencies: [
-                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO",
+                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkStorage", "CheckmarkCore", "CheckmarkAuth",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

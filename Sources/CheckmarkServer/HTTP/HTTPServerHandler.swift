@@ -146,10 +146,12 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             connection: connection, application: application, timeouts: webSocket.timeouts, sessionID: sessionIDs())
         let pipeline = context.pipeline.syncOperations
         do {
-            try pipeline.addHandler(handler, position: .after(self))
+            // The encoder goes first: an application may send as soon as it is connected (inside
+            // addHandler), and those frames must not pass through the HTTP encoder.
             if let encoder = try? pipeline.handler(type: HTTPResponseEncoder.self) {
                 pipeline.removeHandler(encoder, promise: nil)
             }
+            try pipeline.addHandler(handler, position: .after(self))
             if let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
                 pipeline.removeHandler(decoder, promise: nil)
             }
