@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +8,8 @@ import Glibc
 /// server runs, so that two processes never write the same database.
 public final class DataDirectory: Sendable {
     public let path: String
-    private let lockDescriptor: Int32
+    /// The locked file's descriptor; -1 once released.
+    private let lockDescriptor: Mutex<Int32>
 
     /// The lock file's name inside the directory.
     public static let lockFileName = "checkmark.lock"
@@ -36,13 +38,21 @@ public final class DataDirectory: Sendable {
             if code == EWOULDBLOCK { throw .lockedByAnotherProcess(path: path) }
             throw .directoryUnwritable(path: path, reason: "cannot lock \(lockPath): \(String(cString: strerror(code)))")
         }
-        lockDescriptor = fd
+        lockDescriptor = Mutex(fd)
+    }
+
+    /// Gives up the lock (at shutdown, so another server may open the directory). Idempotent.
+    public func release() {
+        lockDescriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 
     /// The database file's path.
     public var databasePath: String { path + "/checkmark.sqlite" }
 
     deinit {
-        close(lockDescriptor)
+        release()
     }
 }

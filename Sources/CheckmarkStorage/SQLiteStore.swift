@@ -69,6 +69,7 @@ public final class SQLiteStore: ReceiptsStore {
     public func close() {
         state.withLock { $0 = .closed }
         try? queue.close()
+        directory.release()
     }
 
     private func checkOpen() throws(StorageError) {

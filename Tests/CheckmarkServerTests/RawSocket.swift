@@ -7,9 +7,14 @@ import Glibc
 final class RawSocket {
     let fd: Int32
 
-    init(port: Int) throws {
+    /// - Parameter receiveBufferSize: when set, the kernel's receive buffer is shrunk to it before
+    ///   connecting (a client that reads slowly then stalls its peer sooner).
+    init(port: Int, receiveBufferSize: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
+        if var size = receiveBufferSize {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

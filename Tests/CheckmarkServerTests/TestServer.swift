@@ -14,6 +14,9 @@ struct TestServer {
     let configuration: ServerConfiguration
     var port: Int { server.port }
 
+    /// Clients run on their own event loops, as they would in their own processes.
+    static let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+
     static let apiKey = "test-key"
     static let apiSecret = "test-secret-0123456789"
     static let general = ChannelCID(type: "messaging", id: "general")
@@ -46,7 +49,8 @@ struct TestServer {
 
     func connect(_ userID: String, details: [(String, JSONValue)] = [], token: String? = nil, apiKey: String = apiKey) async throws -> ChatConnection {
         try await ChatConnection.connect(
-            host: "127.0.0.1", port: port, apiKey: apiKey, userID: userID, token: token ?? Self.token(userID), userDetails: details)
+            host: "127.0.0.1", port: port, apiKey: apiKey, userID: userID, token: token ?? Self.token(userID), userDetails: details,
+            group: Self.clientGroup)
     }
 
     /// Applies commands directly (setup that has no REST route yet).

@@ -141,7 +141,8 @@ public final class ChatConnection: Sendable {
 
     public func close() { core.close(code: .normalClosure) }
 
-    static func percentEncode(_ text: String) -> String {
+    /// Percent-encodes a query value (RFC 3986 unreserved characters stay as they are).
+    public static func percentEncode(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {

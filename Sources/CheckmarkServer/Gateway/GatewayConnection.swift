@@ -19,6 +19,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private var watched: Set<ChannelCID> = []
     private var bucket: TokenBucket
     private var refusedInARow = 0
+    /// When the outbound buffer last went over the limit (nil while under it).
+    private var overLimitSince: NIODeadline?
 
     init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>) {
         self.eventLoop = eventLoop
@@ -209,12 +211,24 @@ final class GatewayConnection: WebSocketApplication, EventSink {
 
     func deliver(frame: ByteBuffer, type: String) {
         guard let session else { return }
-        if session.bufferedOutboundBytes > gateway.limits.maxOutboundBufferBytes {
-            gateway.metrics.slowConsumerDisconnects.increment()
-            gateway.logger.info("slow consumer disconnected", metadata: ["connection_id": "\(connectionID ?? "-")"])
-            session.close(code: GatewayCloseCode.slowConsumer, reason: "outbound buffer over \(gateway.limits.maxOutboundBufferBytes) bytes")
-            self.session = nil
-            return
+        let buffered = session.bufferedOutboundBytes
+        let limits = gateway.limits
+        if buffered > limits.maxOutboundBufferBytes {
+            let now = NIODeadline.now()
+            let since = overLimitSince ?? now
+            overLimitSince = since
+            if buffered > limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor
+                || now - since > .milliseconds(Int64(limits.slowConsumerGraceMilliseconds)) {
+                gateway.metrics.slowConsumerDisconnects.increment()
+                gateway.logger.info("slow consumer disconnected", metadata: [
+                    "connection_id": "\(connectionID ?? "-")", "buffered_bytes": "\(buffered)",
+                ])
+                session.close(code: GatewayCloseCode.slowConsumer, reason: "outbound buffer over \(limits.maxOutboundBufferBytes) bytes for too long")
+                self.session = nil
+                return
+            }
+        } else {
+            overLimitSince = nil
         }
         if session.send(encodedFrame: frame) { gateway.metrics.framesOut.increment() }
     }

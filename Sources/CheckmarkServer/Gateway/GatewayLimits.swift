@@ -10,16 +10,24 @@ public struct GatewayLimits: Sendable, Hashable {
     public var commandsPerSecond: Int
     /// Commands a connection may send at once above the average.
     public var commandBurst: Int
-    /// Bytes queued for one connection before it is disconnected as a slow consumer (4009).
+    /// Bytes queued for one connection that it may stay above for at most ``slowConsumerGraceMilliseconds``
+    /// before it is disconnected as a slow consumer (4009).
     public var maxOutboundBufferBytes: Int
+    /// How long a connection may stay above ``maxOutboundBufferBytes`` (a burst it is catching up on).
+    public var slowConsumerGraceMilliseconds: Int
+    /// Past this many times ``maxOutboundBufferBytes`` a connection is disconnected at once: the bound
+    /// on what one client can make the server hold.
+    public static let hardOutboundLimitFactor = 8
 
     public init(maxConnectionsPerUser: Int = 64, maxConnections: Int = 100_000, maxWatchedChannelsPerConnection: Int = 1_000,
-                commandsPerSecond: Int = 200, commandBurst: Int = 400, maxOutboundBufferBytes: Int = 4 << 20) {
+                commandsPerSecond: Int = 200, commandBurst: Int = 400, maxOutboundBufferBytes: Int = 4 << 20,
+                slowConsumerGraceMilliseconds: Int = 5_000) {
         self.maxConnectionsPerUser = maxConnectionsPerUser
         self.maxConnections = maxConnections
         self.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
         self.commandsPerSecond = commandsPerSecond
         self.commandBurst = commandBurst
         self.maxOutboundBufferBytes = maxOutboundBufferBytes
+        self.slowConsumerGraceMilliseconds = slowConsumerGraceMilliseconds
     }
 }

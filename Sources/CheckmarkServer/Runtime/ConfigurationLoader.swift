@@ -23,6 +23,7 @@ public enum ConfigurationLoader {
         ("commands_per_second", "commands per second per connection (default 200)"),
         ("command_burst", "commands a connection may send at once above the rate (default 400)"),
         ("max_outbound_buffer", "bytes queued for one connection before it is dropped as slow, 4009 (default 4194304)"),
+        ("slow_consumer_grace", "milliseconds a connection may stay over max_outbound_buffer (default 5000)"),
         ("max_message_size", "largest WebSocket message in bytes, 1009 past it (default 16777216)"),
         ("keepalive", "seconds of silence before the server pings, 0 disables (default 30)"),
         ("idle_timeout", "seconds without any client frame before 1001, 0 disables (default 120)"),
@@ -103,6 +104,7 @@ public enum ConfigurationLoader {
         case "commands_per_second": c.gateway.commandsPerSecond = try int()
         case "command_burst": c.gateway.commandBurst = try int()
         case "max_outbound_buffer": c.gateway.maxOutboundBufferBytes = try int()
+        case "slow_consumer_grace": c.gateway.slowConsumerGraceMilliseconds = try int()
         case "max_message_size": c.maxMessageBytes = try int()
         case "keepalive": c.keepaliveSeconds = try int()
         case "idle_timeout": c.idleTimeoutSeconds = try int()

@@ -49,6 +49,7 @@ public struct ServerConfiguration: Sendable {
             ("max connections per user", gateway.maxConnectionsPerUser), ("max connections", gateway.maxConnections),
             ("max watched channels", gateway.maxWatchedChannelsPerConnection), ("commands per second", gateway.commandsPerSecond),
             ("command burst", gateway.commandBurst), ("max outbound buffer", gateway.maxOutboundBufferBytes),
+            ("slow consumer grace", gateway.slowConsumerGraceMilliseconds),
             ("max message size", maxMessageBytes), ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             throw Invalid(description: "\(name) must be positive, not \(value)")
