@@ -64,6 +64,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         print("checkmark listening on \(configuration.host):\(server.port)")
+        // Scripts and supervisors read this line through a pipe, where stdout is block-buffered.
+        fflush(nil)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: ServerService(server: server), successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -87,12 +87,21 @@ enum RawSocketError: Error {
 
 /// Open file descriptors and resident memory of this process, from /proc.
 enum ProcessResources {
+    /// Open sockets of this process (other descriptors, such as the storage tests' database files
+    /// in suites running alongside, do not count).
     static func openFileDescriptors() -> Int {
         guard let dir = opendir("/proc/self/fd") else { return -1 }
         defer { closedir(dir) }
         var count = 0
-        while readdir(dir) != nil { count += 1 }
-        return count - 2
+        var target = [CChar](repeating: 0, count: 256)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            let length = readlink("/proc/self/fd/" + name, &target, target.count - 1)
+            guard length > 0 else { continue }
+            if String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("socket:") { count += 1 }
+        }
+        return count
     }
 
     static func residentBytes() -> Int {

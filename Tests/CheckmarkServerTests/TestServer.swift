@@ -70,14 +70,7 @@ struct TestServer {
 
     /// One plain HTTP/1.1 request; returns the status and body.
     func http(_ method: String, _ path: String, body: String = "", headers: [String: String] = [:]) throws -> (status: Int, body: String) {
-        let socket = try RawSocket(port: port)
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
-        for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        socket.send(request + "\r\n" + body)
-        let response = String(decoding: socket.readAll(), as: UTF8.self)
-        let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
-        let text = response.range(of: "\r\n\r\n").map { String(response[$0.upperBound...]) } ?? ""
-        return (status, text)
+        try httpRequest(port: port, method, path, body: body, headers: headers)
     }
 
     static var serverToken: String { JWT.sign(claims: .object([("server", .bool(true))]), secret: apiSecret) }
@@ -90,4 +83,16 @@ extension ChatConnection {
         while let event = await nextEvent(timeout: window) { events.append(event) }
         return events
     }
+}
+
+/// One plain HTTP/1.1 request to 127.0.0.1; returns the status and body.
+func httpRequest(port: Int, _ method: String, _ path: String, body: String = "", headers: [String: String] = [:]) throws -> (status: Int, body: String) {
+    let socket = try RawSocket(port: port)
+    var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
+    for (name, value) in headers { request += "\(name): \(value)\r\n" }
+    socket.send(request + "\r\n" + body)
+    let response = String(decoding: socket.readAll(), as: UTF8.self)
+    let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
+    let text = response.range(of: "\r\n\r\n").map { String(response[$0.upperBound...]) } ?? ""
+    return (status, text)
 }

@@ -19,6 +19,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private var watched: Set<ChannelCID> = []
     private var bucket: TokenBucket
     private var refusedInARow = 0
+    /// Events fanned out between registration and the first health.check, sent right after it.
+    private var framesBeforeHealthCheck: [ByteBuffer] = []
     /// When the outbound buffer last went over the limit (nil while under it).
     private var overLimitSince: NIODeadline?
 
@@ -88,6 +90,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     }
                     self.connectionID = connectionID
                     self.sendJSON(event, type: "health.check")
+                    let early = self.framesBeforeHealthCheck
+                    self.framesBeforeHealthCheck = []
+                    for frame in early { self.deliver(frame: frame, type: "") }
                 case .failure(let error):
                     let wire = WireError(any: error)
                     self.refuse(wire, code: wire.code == "unknown_user" ? GatewayCloseCode.unknownUser : GatewayCloseCode.unavailable)
@@ -211,6 +216,11 @@ final class GatewayConnection: WebSocketApplication, EventSink {
 
     func deliver(frame: ByteBuffer, type: String) {
         guard let session else { return }
+        guard connectionID != nil else {
+            // Registered but the first health.check is not out yet: it must come first.
+            framesBeforeHealthCheck.append(frame)
+            return
+        }
         let buffered = session.bufferedOutboundBytes
         let limits = gateway.limits
         if buffered > limits.maxOutboundBufferBytes {
