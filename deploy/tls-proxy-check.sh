@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts Checkmark and nginx on loopback, nginx terminating TLS with a fresh self-signed certificate
 # and proxying WebSocket upgrades with the settings of deploy/nginx/checkmark.conf, then proves that
-# a wss:// client (python websockets) gets its messages through. Everything stops by itself.
+# a wss:// client (python websockets) gets its events through: two users connect over wss://, one
+# sends a message and the other marks it read; each must receive the right events. Everything
+# stops by itself.
 #
 #   deploy/tls-proxy-check.sh            (needs nginx, openssl and python websockets; .ci/run installs them)
 set -euo pipefail
@@ -21,7 +23,10 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
     -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
-"$binary" echo --host 127.0.0.1 --port "$backend_port" > "$work/checkmark.log" 2>&1 &
+api_key=tls-check-key
+api_secret=tls-check-secret-0123456789
+"$binary" serve --host 127.0.0.1 --port "$backend_port" --data-dir "$work/data" \
+    --api-key "$api_key" --api-secret "$api_secret" > "$work/checkmark.log" 2>&1 &
 pids+=($!)
 
 # The production file with loopback ports, the test certificate, and paths nginx may write to.
@@ -63,16 +68,47 @@ if [ "$ready" != yes ]; then
     exit 1
 fi
 
-python3 - "$work/cert.pem" "$tls_port" <<'PY'
-import asyncio, ssl, sys, websockets
-cert, port = sys.argv[1], sys.argv[2]
+server_token=$("$binary" token --server --api-secret "$api_secret")
+alice_token=$("$binary" token --user-id alice --api-secret "$api_secret")
+bob_token=$("$binary" token --user-id bob --api-secret "$api_secret")
+curl -sf --cacert "$work/cert.pem" "https://localhost:$tls_port/users?api_key=$api_key" -H "Authorization: $server_token" \
+    -d '{"users":{"alice":{"id":"alice"},"bob":{"id":"bob"}}}' > /dev/null
+curl -sf --cacert "$work/cert.pem" "https://localhost:$tls_port/channels/messaging/tls/query?api_key=$api_key" \
+    -H "Authorization: $server_token" -d '{"data":{"members":["alice","bob"]}}' > /dev/null
+
+python3 - "$work/cert.pem" "$tls_port" "$api_key" "$alice_token" "$bob_token" <<'PY'
+import asyncio, json, ssl, sys, urllib.parse, websockets
+cert, port, key, alice_token, bob_token = sys.argv[1:6]
+context = ssl.create_default_context(cafile=cert)
+
+async def connect(user, token):
+    query = urllib.parse.urlencode({"json": json.dumps({"user_id": user}), "api_key": key,
+                                    "authorization": token, "stream-auth-type": "jwt"})
+    ws = await websockets.connect(f"wss://localhost:{port}/connect?{query}", ssl=context)
+    first = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    assert first["type"] == "health.check" and first["me"]["id"] == user, first
+    return ws
+
+async def until(ws, kind):
+    while True:
+        event = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        if event["type"] == kind:
+            return event
+
 async def main():
-    context = ssl.create_default_context(cafile=cert)
-    async with websockets.connect(f"wss://localhost:{port}/connect", ssl=context) as ws:
-        for message in ["✓ sent", "✓✓ delivered", "✓✓ read " * 500]:
-            await ws.send(message)
-            reply = await asyncio.wait_for(ws.recv(), 5)
-            assert reply == message, (reply[:40], message[:40])
+    alice = await connect("alice", alice_token)
+    bob = await connect("bob", bob_token)
+    for ws in (alice, bob):
+        await ws.send(json.dumps({"type": "watch", "request_id": "w", "cid": "messaging:tls"}))
+        await until(ws, "reply")
+    await alice.send(json.dumps({"type": "send_message", "request_id": "s", "cid": "messaging:tls",
+                                 "message": {"id": "tls-1", "text": "✓ sent " * 300}}))
+    new = await until(bob, "message.new")
+    assert new["message"]["id"] == "tls-1" and new["unread_count"] == 1, new
+    await bob.send(json.dumps({"type": "mark_read", "request_id": "r", "cid": "messaging:tls"}))
+    read = await until(alice, "message.read")
+    assert read["user"]["id"] == "bob" and read["last_read_message_id"] == "tls-1", read
+    for ws in (alice, bob):
         await ws.close()
         assert ws.close_code == 1000, ws.close_code
     print("tls-proxy: 1 passed, 0 failed")
