@@ -41,8 +41,8 @@ enum SQLiteSchema {
                     last_delivered_at INTEGER,
                     last_delivered_message_id TEXT,
                     marked_unread_message_id TEXT,
-                    read_passes TEXT NOT NULL,
-                    delivered_passes TEXT NOT NULL,
+                    read_passes BLOB NOT NULL,
+                    delivered_passes BLOB NOT NULL,
                     PRIMARY KEY (cid, user_id)
                 ) WITHOUT ROWID;
                 CREATE TABLE messages (

@@ -162,25 +162,26 @@ public final class SQLiteStore: ReceiptsStore {
         return cid
     }
 
-    /// Passes as `position:time` pairs separated by commas.
-    static func encodePasses(_ passes: [PointerPass]) -> String {
-        var text = ""
-        text.reserveCapacity(passes.count * 24)
-        for (index, pass) in passes.enumerated() {
-            if index > 0 { text += "," }
-            text += "\(pass.position):\(pass.at.rawValue)"
+    /// Passes as a blob of 16-byte records: position and time, each a little-endian 64-bit integer.
+    static func encodePasses(_ passes: [PointerPass]) -> Data {
+        var data = Data(count: passes.count * 16)
+        data.withUnsafeMutableBytes { raw in
+            for (index, pass) in passes.enumerated() {
+                raw.storeBytes(of: Int64(pass.position).littleEndian, toByteOffset: index * 16, as: Int64.self)
+                raw.storeBytes(of: pass.at.rawValue.littleEndian, toByteOffset: index * 16 + 8, as: Int64.self)
+            }
         }
-        return text
+        return data
     }
 
-    static func decodePasses(_ text: String) throws -> [PointerPass] {
-        guard !text.isEmpty else { return [] }
-        return try text.split(separator: ",").map { pair in
-            let parts = pair.split(separator: ":")
-            guard parts.count == 2, let position = Int(parts[0]), let at = Int64(parts[1]) else {
-                throw StorageError.corrupt(path: "", reason: "invalid pointer pass \(pair)")
+    static func decodePasses(_ data: Data) throws -> [PointerPass] {
+        guard data.count % 16 == 0 else { throw StorageError.corrupt(path: "", reason: "pointer passes of \(data.count) bytes") }
+        return data.withUnsafeBytes { raw in
+            (0..<data.count / 16).map { index in
+                PointerPass(
+                    position: Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16, as: Int64.self))),
+                    at: Timestamp(rawValue: Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16 + 8, as: Int64.self))))
             }
-            return PointerPass(position: position, at: Timestamp(rawValue: at))
         }
     }
 

@@ -20,8 +20,9 @@ extension Channel {
         let lastRead = position == messages.count
             ? max(now, messages[position - 1].createdAt)
             : messages[position - 1].createdAt
-        let unread = countUnread(for: userID, from: position)
         let old = members[userID]!.read.unreadMessages
+        // The unread count drops by what the pointer passed: O(messages passed), not O(channel).
+        let unread = old - countUnread(for: userID, in: current..<position)
         members[userID]!.read.readPosition = position
         members[userID]!.read.lastReadMessageID = lastReadMessageID
         members[userID]!.read.lastRead = lastRead

@@ -74,6 +74,13 @@ public struct Channel: Sendable {
         return count
     }
 
+    /// Messages in `range` that count as unread for `userID` (rule 4).
+    func countUnread(for userID: String, in range: Range<Int>) -> Int {
+        var count = 0
+        for index in range where messages[index].countsAsUnread(for: userID) { count += 1 }
+        return count
+    }
+
     /// Positions of the channel's last `limit` channel messages (mark unread reaches only these).
     func isAmongLast(_ limit: Int, index: Int) -> Bool {
         var seen = 0
