@@ -247,7 +247,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         guard let session else { return }
         var buffer = ByteBuffer()
         buffer.writeBytes(bytes)
-        if session.send(text: buffer) { gateway.metrics.framesOut.increment() }
+        guard session.send(text: buffer) else { return }
+        gateway.metrics.framesOut.increment()
+        if type == "health.check" { gateway.metrics.fannedOut(type: type, recipients: 1) }
     }
 
     private func reply(result: [UInt8], requestID: String?) {
