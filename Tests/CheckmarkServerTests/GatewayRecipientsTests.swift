@@ -243,6 +243,59 @@ extension EndToEnd {
             }
         }
 
+        @Test func markAllReadSendsOneNotificationWithoutChannelFieldsAndCorrectTotals() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            let other = ChannelCID(type: "messaging", id: "other")
+            try await server.setUp(users: ["alice", "bob"])
+            try await server.run(.createChannel(cid: other, createdBy: "alice", members: ["alice", "bob"]))
+            let alice = try await server.connect("alice")
+            let bob = try await server.connect("bob")
+            try await alice.sendMessage(Self.general, text: "1", id: "g1")
+            try await alice.sendMessage(other, text: "2", id: "o1")
+            try await alice.sendMessage(other, text: "3", id: "o2")
+            _ = await bob.drain()
+            let own = await alice.drain()
+            #expect(own.map(\.type) == Array(repeating: "notification.message_new", count: 3),
+                    "the sender's connections that do not watch hear of her messages too (other devices)")
+            try await bob.markReadMany()
+            let events = await bob.drain()
+            #expect(events.map(\.type) == ["notification.mark_read"], "one event for all channels")
+            let event = events.first?.json
+            #expect(event?["cid"] == nil && event?["channel_id"] == nil, "mark-all-read carries no channel fields")
+            #expect(event?["total_unread_count"]?.intValue == 0 && event?["unread_channels"]?.intValue == 0)
+            #expect(await alice.drain().isEmpty)
+        }
+
+        @Test func channelTypeFlagChangesTakeEffectForTheNextEvent() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "bob"])
+            let alice = try await server.connect("alice")
+            let bob = try await server.connect("bob")
+            try await alice.watch(Self.general)
+            try await bob.watch(Self.general)
+            try await alice.sendMessage(Self.general, text: "1", id: "m1")
+            _ = await alice.drain()
+            _ = await bob.drain()
+            // Delivery events are off in messaging: a delivery confirmation is ignored (rule 5, 8).
+            try await bob.markDelivered([(Self.general, "m1")])
+            #expect(await alice.drain().isEmpty)
+            // Rule 9: turned on, the very next confirmation emits.
+            let enabled = try server.http("PUT", "/channeltypes/messaging?api_key=\(TestServer.apiKey)",
+                                          body: #"{"delivery_events":true,"read_events":false}"#,
+                                          headers: ["Authorization": TestServer.serverToken])
+            #expect(enabled.status == 200)
+            try await alice.sendMessage(Self.general, text: "2", id: "m2")
+            _ = await alice.drain()
+            _ = await bob.drain()
+            try await bob.markDelivered([(Self.general, "m2")])
+            #expect(await alice.nextEvent(ofType: ["message.delivered"])?.json?["last_delivered_message_id"]?.stringValue == "m2")
+            // And read events, now off, stop.
+            try await bob.markRead(Self.general)
+            #expect(await alice.drain().isEmpty)
+        }
+
         /// Regression: events fanned out while a connection was being registered overtook its first
         /// health.check.
         @Test func healthCheckComesFirstEvenWhileTheChannelIsBusy() async throws {
