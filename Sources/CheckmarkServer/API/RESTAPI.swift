@@ -65,7 +65,7 @@ struct RESTAPI: Sendable {
             var futures: [EventLoopFuture<ReceiptsOutcome>] = []
             for (id, value) in users {
                 let details = (value.objectValue ?? []).filter { $0.0 != "id" }
-                guard let user = GatewayConnection.user(id: id, details: details) else { throw .invalid("bad user \(id)") }
+                guard let user = ResultJSON.user(id: id, details: details) else { throw .invalid("bad user \(id)") }
                 futures.append(service.submit(.upsertUser(user)))
             }
             return EventLoopFuture.whenAllSucceed(futures, on: service.engineLoop).map { outcomes in
@@ -109,7 +109,7 @@ struct RESTAPI: Sendable {
                     return service.submit(.watch(connectionID: connectionID, cid: cid))
                 }
                 .flatMap { _ in
-                    service.read { engine in try GatewayConnection.channelState(engine: engine, cid: cid, viewer: acting ?? "") }
+                    service.read { engine in try ResultJSON.channelState(engine: engine, cid: cid, viewer: acting ?? "") }
                 }
         case ("POST", 3, "channels"):
             try requireServer(caller)
@@ -134,16 +134,7 @@ struct RESTAPI: Sendable {
                                      parentID: message["parent_id"]?.stringValue,
                                      showInChannel: message["show_in_channel"]?.boolValue ?? false,
                                      silent: message["silent"]?.boolValue ?? false)
-            return service.submit(.sendMessage(cid: cid, userID: userID, draft: draft)).map { outcome in
-                var w = JSONWriter()
-                w.beginObject()
-                if case .message(let message) = outcome.result {
-                    w.key("message")
-                    StreamJSON.write(message: message, sender: nil, into: &w)
-                }
-                w.endObject()
-                return w.bytes
-            }
+            return service.submit(.sendMessage(cid: cid, userID: userID, draft: draft)).map(ResultJSON.message)
         case ("POST", 4, "channels") where parts[3] == "read":
             let cid = try Self.cid(parts[1], parts[2])
             guard let userID = try actingUser(caller, body: body) else { throw .invalid("user_id is required for server-side calls") }

@@ -67,7 +67,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     let patch = details.filter { $0.0 == "name" || $0.0 == "image" || !User.reservedFields.contains($0.0) }
                     return patch.isEmpty ? service.engineLoop.makeSucceededFuture(.unchanged) : service.submit(.updateUser(UserPatch(id: userID, set: patch)))
                 }
-                guard let user = Self.user(id: userID, details: details) else {
+                guard let user = ResultJSON.user(id: userID, details: details) else {
                     return service.engineLoop.makeFailedFuture(WireError(
                         code: "unknown_user", message: "user \(userID) does not exist; send user_details to create it",
                         httpStatus: 404, streamCode: 16))
@@ -175,21 +175,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             }
             watched.insert(cid)
             result = service.submit(.watch(connectionID: connectionID, cid: cid))
-                .flatMap { _ in service.read { engine in try Self.channelState(engine: engine, cid: cid, viewer: userID) } }
+                .flatMap { _ in service.read { engine in try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID) } }
         case .stopWatching(let cid):
             watched.remove(cid)
             result = service.submit(.stopWatching(connectionID: connectionID, cid: cid)).map { _ in Self.emptyObject }
         case .sendMessage(let cid, let draft):
-            result = service.submit(.sendMessage(cid: cid, userID: userID, draft: draft)).map { outcome in
-                var w = JSONWriter()
-                w.beginObject()
-                if case .message(let message) = outcome.result {
-                    w.key("message")
-                    StreamJSON.write(message: message, sender: nil, into: &w)
-                }
-                w.endObject()
-                return w.bytes
-            }
+            result = service.submit(.sendMessage(cid: cid, userID: userID, draft: draft)).map(ResultJSON.message)
         case .markRead(let cid, let messageID):
             result = service.submit(.markRead(cid: cid, userID: userID, messageID: messageID)).map { _ in Self.emptyObject }
         case .markReadMany(let targets):
@@ -302,50 +293,6 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         }
         w.endObject()
         return w.bytes
-    }
-
-    /// The watch reply: the channel's read states as the viewer may see them (rule 10) and its members.
-    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String) throws -> [UInt8] {
-        let reads = try engine.readStates(of: cid, viewer: viewer)
-        guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
-        var w = JSONWriter()
-        w.beginObject()
-        w.key("channel")
-        w.beginObject()
-        w.field("cid", cid.description)
-        w.field("id", cid.id)
-        w.field("type", cid.type)
-        w.field("member_count", channel.members.count)
-        w.endObject()
-        w.field("watcher_count", channel.watchingUsers.count)
-        w.key("read")
-        w.beginArray()
-        for view in reads { StreamJSON.write(readState: view, into: &w) }
-        w.endArray()
-        w.key("messages")
-        w.beginArray()
-        for message in channel.messages.suffix(25) {
-            StreamJSON.write(message: message, sender: engine.users[message.userID], into: &w)
-        }
-        w.endArray()
-        w.endObject()
-        return w.bytes
-    }
-
-    static func user(id: String, details: [(String, JSONValue)]) -> User? {
-        var user = User(id: id)
-        for (key, value) in details {
-            switch key {
-            case "name": user.name = value.stringValue
-            case "image": user.image = value.stringValue
-            case "privacy_settings":
-                user.privacy.readReceipts = value["read_receipts"]?["enabled"]?.boolValue ?? true
-                user.privacy.deliveryReceipts = value["delivery_receipts"]?["enabled"]?.boolValue ?? true
-            default:
-                if !User.reservedFields.contains(key) { user.custom.append((key, value)) }
-            }
-        }
-        return user
     }
 
     static func makeConnectionID() -> String {
