@@ -1,6 +1,7 @@
 import CheckmarkClient
 import CheckmarkCore
 import CheckmarkServer
+import CheckmarkWebSocket
 import NIOCore
 import Testing
 
@@ -294,6 +295,31 @@ extension EndToEnd {
             // And read events, now off, stop.
             try await bob.markRead(Self.general)
             #expect(await alice.drain().isEmpty)
+        }
+
+        @Test func compressedAndPlainConnectionsReceiveTheSameEvents() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "bob", "carol"])
+            let alice = try await server.connect("alice")
+            let bob = try await ChatConnection.connect(
+                host: "127.0.0.1", port: server.port, apiKey: TestServer.apiKey, userID: "bob", token: TestServer.token("bob"),
+                compression: PerMessageDeflateConfiguration(), group: TestServer.clientGroup)
+            var small = PerMessageDeflateConfiguration()
+            small.maxWindowBits = 9
+            let carol = try await ChatConnection.connect(
+                host: "127.0.0.1", port: server.port, apiKey: TestServer.apiKey, userID: "carol", token: TestServer.token("carol"),
+                compression: small, group: TestServer.clientGroup)
+            for connection in [alice, bob, carol] { try await connection.watch(Self.general) }
+            let text = String(repeating: "✓✓ read receipts compress well. ", count: 100)
+            for index in 0..<5 { try await alice.sendMessage(Self.general, text: text, id: "z\(index)") }
+            for connection in [alice, bob, carol] {
+                var texts: [String] = []
+                while texts.count < 5, let event = await connection.nextEvent(ofType: ["message.new"]) {
+                    texts.append(event.json?["message"]?["text"]?.stringValue ?? "")
+                }
+                #expect(texts == Array(repeating: text, count: 5), "\(connection.userID) got every event whole")
+            }
         }
 
         /// Regression: events fanned out while a connection was being registered overtook its first
