@@ -8,8 +8,9 @@ public struct CommitBatch: Sendable {
     public var channelTypes: [ChannelType] = []
     /// Channels whose row and whole member list are rewritten.
     public var channels: [Channel] = []
-    /// Single member rows, with their position in the channel's member order.
-    public var members: [(cid: ChannelCID, position: Int, member: Member)] = []
+    /// Single member rows whose read state changed (the rows exist: members are only added or
+    /// removed by a channel rewrite).
+    public var members: [(cid: ChannelCID, member: Member)] = []
     /// Removed channels' leftovers are not a thing: channels are never deleted.
     public var messages: [(position: Int, message: Message)] = []
     public var generatedMessageIDs: Int = 0
@@ -25,9 +26,8 @@ public struct CommitBatch: Sendable {
         channelTypes = footprint.channelTypes.compactMap { engine.channelTypes[$0] }
         channels = footprint.channels.compactMap { engine.channels[$0] }
         for key in footprint.members where !footprint.channels.contains(key.cid) {
-            guard let channel = engine.channels[key.cid], let member = channel.members[key.userID],
-                  let position = channel.memberOrder.firstIndex(of: key.userID) else { continue }
-            members.append((key.cid, position, member))
+            guard let member = engine.channels[key.cid]?.members[key.userID] else { continue }
+            members.append((key.cid, member))
         }
         for key in footprint.messages {
             guard let channel = engine.channels[key.cid], key.position < channel.messages.count else { continue }

@@ -265,8 +265,21 @@ public final class SQLiteStore: ReceiptsStore {
                 try writeMember(channel.members[userID]!, cid: channel.cid, position: position)
             }
         }
-        for (cid, position, member) in batch.members {
-            try writeMember(member, cid: cid, position: position)
+        if !batch.members.isEmpty {
+            let update = try db.cachedStatement(sql: """
+                UPDATE members SET read_position = ?, last_read = ?, last_read_message_id = ?, delivered_position = ?,
+                    last_delivered_at = ?, last_delivered_message_id = ?, marked_unread_message_id = ?, read_passes = ?,
+                    delivered_passes = ?
+                WHERE cid = ? AND user_id = ?
+                """)
+            for (cid, member) in batch.members {
+                let read = member.read
+                try update.execute(arguments: [
+                    read.readPosition, read.lastRead.rawValue, read.lastReadMessageID, read.deliveredPosition,
+                    read.lastDeliveredAt?.rawValue, read.lastDeliveredMessageID, read.markedUnreadMessageID,
+                    encodePasses(read.readPasses), encodePasses(read.deliveredPasses), cid.description, member.userID,
+                ])
+            }
         }
         if !batch.messages.isEmpty {
             let insert = try db.cachedStatement(sql: """

@@ -38,7 +38,12 @@ extension ReceiptsEngine {
     /// `changed` true. Connection commands change nothing durable.
     public func footprint(of command: ReceiptsCommand) -> StateFootprint {
         var footprint = StateFootprint()
-        footprint.counters = true
+        addFootprint(of: command, to: &footprint)
+        return footprint
+    }
+
+    /// Adds the rows `command` changed to a batch's footprint (no intermediate sets per command).
+    public func addFootprint(of command: ReceiptsCommand, to footprint: inout StateFootprint) {
         switch command {
         case .upsertUser(let user):
             footprint.users.insert(user.id)
@@ -51,7 +56,7 @@ extension ReceiptsEngine {
         case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
             footprint.channels.insert(cid)
         case .connect, .disconnect, .watch, .stopWatching:
-            return StateFootprint()
+            return
         case .sendMessage(let cid, let userID, _):
             if let channel = channels[cid], !channel.messages.isEmpty {
                 footprint.messages.insert(.init(cid: cid, position: channel.messages.count - 1))
@@ -60,12 +65,15 @@ extension ReceiptsEngine {
         case .markRead(let cid, let userID, _), .markUnread(let cid, let userID, _):
             footprint.members.insert(.init(cid: cid, userID: userID))
         case .markReadMany(let userID, let targets):
-            let cids = targets.map { $0.map(\.cid) } ?? Array(membership[userID] ?? [])
-            for cid in cids { footprint.members.insert(.init(cid: cid, userID: userID)) }
+            if let targets {
+                for target in targets { footprint.members.insert(.init(cid: target.cid, userID: userID)) }
+            } else {
+                for cid in membership[userID] ?? [] { footprint.members.insert(.init(cid: cid, userID: userID)) }
+            }
         case .markDelivered(let userID, let latest):
             for target in latest { footprint.members.insert(.init(cid: target.cid, userID: userID)) }
         }
-        return footprint
+        footprint.counters = true
     }
 
     /// Whether a command changes durable state when it changes anything (connection commands do not).

@@ -160,7 +160,7 @@ public final class ReceiptsService: Sendable {
                         json: event.encoded.prefix + [UInt8(ascii: "}")]))
                 }
                 entry = JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
-                state.footprint.formUnion(state.engine.footprint(of: command))
+                state.engine.addFootprint(of: command, to: &state.footprint)
                 metrics.accepted(command)
             }
             enqueue(Pending(entry: entry, events: shared, complete: complete, outcome: .success(outcome)))
