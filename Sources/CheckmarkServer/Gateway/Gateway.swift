@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWebSocket
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -35,10 +36,10 @@ public final class Gateway: Sendable {
     }
 
     /// Closes every open connection with `code` (1001 at shutdown), each on its own event loop.
-    public func closeAll(code: WebSocketCloseCodeValue = .goingAway, reason: String) {
+    public func closeAll(code: WebSocketCloseCode = .goingAway, reason: String) {
         let connections = open.withLockedValue { Array($0.values) }
         for box in connections {
-            box.wrappedValue.eventLoop.execute { box.wrappedValue.close(code: code.code, reason: reason) }
+            box.wrappedValue.eventLoop.execute { box.wrappedValue.close(code: code, reason: reason) }
         }
     }
 }

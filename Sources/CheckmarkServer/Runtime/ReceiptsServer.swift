@@ -23,7 +23,6 @@ public final class ReceiptsServer: Sendable {
     private let engineGroup: MultiThreadedEventLoopGroup
     private let store: SQLiteStore
     private let logger: Logger
-    private let stopping = NIOLockedValueBox(false)
     private let fatal = NIOLockedValueBox<StorageError?>(nil)
     private let stopped: EventLoopPromise<Void>
 
@@ -144,7 +143,7 @@ public final class ReceiptsServer: Sendable {
         }
         logger.info("shutting down", metadata: ["connections": "\(gateway.connectionCount)"])
         try? await listener.close()
-        gateway.closeAll(code: WebSocketCloseCodeValue(code), reason: code == GatewayCloseCode.goingAway ? "server shutting down" : "storage failed")
+        gateway.closeAll(code: code, reason: code == GatewayCloseCode.goingAway ? "server shutting down" : "storage failed")
         // Clients get the close handshake's time; past the timeout, what is left is dropped.
         let deadline = NIODeadline.now() + .seconds(Int64(configuration.shutdownTimeoutSeconds))
         while gateway.connectionCount > 0 && NIODeadline.now() < deadline {
