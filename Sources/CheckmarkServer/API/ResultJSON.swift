@@ -14,19 +14,36 @@ enum ResultJSON {
         return w.bytes
     }
 
-    /// The watch reply (and the channel query's answer): the channel's read states as the viewer may see them (rule 10) and its members.
-    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String) throws -> [UInt8] {
+    /// Most members listed in a channel state (Stream's limit as well).
+    static let memberListLimit = 100
+    /// Messages in a channel state unless the request asks for another number.
+    static let defaultMessageLimit = 25
+    /// Most messages a channel state may ask for.
+    static let maxMessageLimit = 300
+
+    /// The watch reply and a channel query's answer: the channel, its members (at most
+    /// ``memberListLimit``, most recently added first), its latest messages, the read states as the
+    /// viewer may see them (rule 10) and the watcher count. An empty viewer is a third party (a
+    /// server-side call naming no user): privacy applies to every member.
+    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int = defaultMessageLimit) throws -> [UInt8] {
+        var w = JSONWriter()
+        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit, into: &w)
+        return w.bytes
+    }
+
+    static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int, into w: inout JSONWriter) throws {
         let reads = try engine.readStates(of: cid, viewer: viewer)
         guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
-        var w = JSONWriter()
         w.beginObject()
         w.key("channel")
-        w.beginObject()
-        w.field("cid", cid.description)
-        w.field("id", cid.id)
-        w.field("type", cid.type)
-        w.field("member_count", channel.members.count)
-        w.endObject()
+        writeChannel(channel, engine: engine, into: &w)
+        w.key("members")
+        w.beginArray()
+        for id in channel.memberOrder.reversed().prefix(memberListLimit) {
+            guard let member = channel.members[id], let user = engine.users[id] else { continue }
+            writeMember(member, user: user, into: &w)
+        }
+        w.endArray()
         w.field("watcher_count", channel.watchingUsers.count)
         w.key("read")
         w.beginArray()
@@ -34,24 +51,80 @@ enum ResultJSON {
         w.endArray()
         w.key("messages")
         w.beginArray()
-        for message in channel.messages.suffix(25) {
+        for message in channel.messages.suffix(messageLimit) {
             StreamJSON.write(message: message, sender: engine.users[message.userID], into: &w)
         }
         w.endArray()
         w.endObject()
-        return w.bytes
+    }
+
+    /// Stream's channel object: ids, creator, times, member count and the type's receipt config.
+    static func writeChannel(_ channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("id", channel.cid.id)
+        w.field("type", channel.cid.type)
+        w.field("cid", channel.cid.description)
+        if let creator = channel.createdBy {
+            w.key("created_by")
+            if let user = engine.users[creator] { StreamJSON.write(user: user, into: &w) } else {
+                w.beginObject()
+                w.field("id", creator)
+                w.endObject()
+            }
+        }
+        w.field("created_at", channel.createdAt)
+        w.field("updated_at", channel.createdAt)
+        if let last = channel.lastMessageAt { w.field("last_message_at", last) }
+        w.field("member_count", channel.members.count)
+        w.key("config")
+        let type = engine.channelTypes[channel.cid.type] ?? ChannelType(name: channel.cid.type)
+        w.beginObject()
+        w.field("name", type.name)
+        w.field("read_events", type.readEvents)
+        w.field("delivery_events", type.deliveryEvents)
+        w.endObject()
+        w.endObject()
+    }
+
+    /// Stream's channel member object.
+    static func writeMember(_ member: Member, user: User, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("user_id", user.id)
+        w.key("user")
+        StreamJSON.write(user: user, into: &w)
+        w.field("created_at", member.createdAt)
+        w.field("updated_at", member.createdAt)
+        w.field("role", "member")
+        w.field("channel_role", "channel_member")
+        w.field("banned", false)
+        w.field("shadow_banned", false)
+        w.endObject()
+    }
+
+    /// A channel type's settings as Stream returns them (only the receipt flags are Checkmark's).
+    static func writeChannelType(_ type: ChannelType, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("name", type.name)
+        w.field("read_events", type.readEvents)
+        w.field("delivery_events", type.deliveryEvents)
+        w.field("created_at", type.createdAt)
+        w.field("updated_at", type.updatedAt)
+        w.endObject()
     }
 
     /// A new user from Stream's `user_details` / `users` fields (unknown reserved fields are dropped).
-    static func user(id: String, details: [(String, JSONValue)]) -> User? {
+    /// Throws `invalid_argument` when `name`, `image` or `privacy_settings` have the wrong shape.
+    static func user(id: String, details: [(String, JSONValue)]) throws(WireError) -> User {
+        guard !id.isEmpty, id.utf8.count <= maxUserIDBytes else { throw .invalid("user id must be 1 to \(maxUserIDBytes) bytes") }
         var user = User(id: id)
         for (key, value) in details {
             switch key {
-            case "name": user.name = value.stringValue
-            case "image": user.image = value.stringValue
+            case "name", "image":
+                if case .null = value { continue }
+                guard let text = value.stringValue else { throw .invalid("user \(id): \(key) must be a string") }
+                if key == "name" { user.name = text } else { user.image = text }
             case "privacy_settings":
-                user.privacy.readReceipts = value["read_receipts"]?["enabled"]?.boolValue ?? true
-                user.privacy.deliveryReceipts = value["delivery_receipts"]?["enabled"]?.boolValue ?? true
+                do { user.privacy = try ReceiptsEngine.privacy(from: value) } catch { throw WireError(error) }
             default:
                 if !User.reservedFields.contains(key) { user.custom.append((key, value)) }
             }
@@ -59,4 +132,6 @@ enum ResultJSON {
         return user
     }
 
+    /// Longest user id, in bytes (Stream's limit is 255 as well).
+    static let maxUserIDBytes = 255
 }

@@ -84,13 +84,24 @@ public struct WireError: Error, Sendable, Hashable {
         WireError(code: "not_found", message: message, httpStatus: 404, streamCode: 16)
     }
 
-    /// The JSON error object: `{"code":N,"message":..,"StatusCode":N,"duration":"0ms","error_code":..}`.
-    public func write(into writer: inout JSONWriter) {
+    /// 413: a request body over the configured limit (Stream's code 22, "payload too big").
+    public static func payloadTooLarge(limit: Int) -> WireError {
+        WireError(code: "payload_too_large", message: "the request body is larger than \(limit) bytes", httpStatus: 413, streamCode: 22)
+    }
+
+    /// 405: the path exists but not with this method.
+    public static func methodNotAllowed(_ method: String, path: String, allowed: [String]) -> WireError {
+        WireError(code: "method_not_allowed", message: "\(method) is not allowed on \(path); use \(allowed.joined(separator: " or "))",
+                  httpStatus: 405, streamCode: 4)
+    }
+
+    /// The JSON error object: `{"code":N,"message":..,"StatusCode":N,"duration":..,"error_code":..}`.
+    public func write(into writer: inout JSONWriter, duration: String = "0.00ms") {
         writer.beginObject()
         writer.field("code", streamCode)
         writer.field("message", message)
         writer.field("StatusCode", httpStatus)
-        writer.field("duration", "0.00ms")
+        writer.field("duration", duration)
         writer.field("error_code", code)
         writer.endObject()
     }

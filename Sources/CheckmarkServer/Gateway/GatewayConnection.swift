@@ -67,10 +67,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     let patch = details.filter { $0.0 == "name" || $0.0 == "image" || !User.reservedFields.contains($0.0) }
                     return patch.isEmpty ? service.engineLoop.makeSucceededFuture(.unchanged) : service.submit(.updateUser(UserPatch(id: userID, set: patch)))
                 }
-                guard let user = ResultJSON.user(id: userID, details: details) else {
-                    return service.engineLoop.makeFailedFuture(WireError(
-                        code: "unknown_user", message: "user \(userID) does not exist; send user_details to create it",
-                        httpStatus: 404, streamCode: 16))
+                let user: User
+                do { user = try ResultJSON.user(id: userID, details: details) } catch {
+                    return service.engineLoop.makeFailedFuture(error)
                 }
                 return service.submit(.upsertUser(user))
             }

@@ -64,63 +64,21 @@ public struct GatewayRequest: Sendable, Hashable {
         case "health.check":
             return .healthCheck
         case "watch":
-            return .watch(try cid(o))
+            return .watch(try RequestFields.cid(o))
         case "stop_watching":
-            return .stopWatching(try cid(o))
+            return .stopWatching(try RequestFields.cid(o))
         case "send_message":
-            guard let message = o["message"], case .object = message else { throw .invalid("send_message needs a message object") }
-            guard let text = message["text"]?.stringValue else { throw .invalid("message.text must be a string") }
-            let kind: Message.Kind
-            switch message["type"]?.stringValue ?? "regular" {
-            case "regular": kind = .regular
-            case "system": kind = .system
-            case let other: throw .invalid("message.type \(other) is not regular or system")
-            }
-            return .sendMessage(try cid(o), MessageDraft(
-                id: message["id"]?.stringValue, text: text, kind: kind, parentID: message["parent_id"]?.stringValue,
-                showInChannel: message["show_in_channel"]?.boolValue ?? false, silent: message["silent"]?.boolValue ?? false))
+            return .sendMessage(try RequestFields.cid(o), try RequestFields.draft(o["message"]))
         case "mark_read":
-            return .markRead(try cid(o), messageID: try optionalString(o, "message_id"))
+            return .markRead(try RequestFields.cid(o), messageID: try RequestFields.optionalString(o, "message_id"))
         case "mark_read_many":
-            guard let map = o["read_by_channel"] else { return .markReadMany(nil) }
-            guard let pairs = map.objectValue else { throw .invalid("read_by_channel must be an object of cid to message id") }
-            return .markReadMany(try pairs.map { (key, value) throws(WireError) -> ChannelReadTarget in
-                guard let cid = ChannelCID(key) else { throw .invalid("\(key) is not a channel cid (type:id)") }
-                if case .null = value { return ChannelReadTarget(cid: cid, messageID: nil) }
-                guard let id = value.stringValue else { throw .invalid("read_by_channel values must be message ids or null") }
-                return ChannelReadTarget(cid: cid, messageID: id)
-            })
+            return .markReadMany(try RequestFields.readTargets(o["read_by_channel"]))
         case "mark_unread":
-            let cid = try cid(o)
-            if let id = try optionalString(o, "message_id") { return .markUnread(cid, .message(id)) }
-            if let text = try optionalString(o, "message_timestamp") {
-                guard let time = Timestamp(rfc3339: text) else { throw .invalid("message_timestamp must be an RFC 3339 time") }
-                return .markUnread(cid, .timestamp(time))
-            }
-            throw .invalid("mark_unread needs message_id or message_timestamp")
+            return .markUnread(try RequestFields.cid(o), try RequestFields.unreadTarget(o))
         case "mark_delivered":
-            guard let list = o["latest_delivered_messages"]?.arrayValue else {
-                throw .invalid("mark_delivered needs latest_delivered_messages: [{cid, id}]")
-            }
-            return .markDelivered(try list.map { (entry) throws(WireError) -> DeliveredTarget in
-                guard let id = entry["id"]?.stringValue else { throw .invalid("each delivered entry needs a string id") }
-                return DeliveredTarget(cid: try cid(entry), messageID: id)
-            })
+            return .markDelivered(try RequestFields.deliveredTargets(o["latest_delivered_messages"]))
         default:
             throw .invalid("unknown message type \(type)")
         }
-    }
-
-    private static func cid(_ o: JSONValue) throws(WireError) -> ChannelCID {
-        guard let text = o["cid"]?.stringValue else { throw .invalid("cid (type:id) is required") }
-        guard let cid = ChannelCID(text) else { throw .invalid("\(text) is not a channel cid (type:id)") }
-        return cid
-    }
-
-    private static func optionalString(_ o: JSONValue, _ key: String) throws(WireError) -> String? {
-        guard let value = o[key] else { return nil }
-        if case .null = value { return nil }
-        guard let text = value.stringValue else { throw .invalid("\(key) must be a string") }
-        return text
     }
 }

@@ -14,6 +14,15 @@ public protocol HTTPRoutes: Sendable {
 
     /// Answers a plain request.
     func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse>
+
+    /// The 413 answer to a request whose body is over `limit` bytes.
+    func payloadTooLarge(limit: Int) -> HTTPResponse
+}
+
+extension HTTPRoutes {
+    public func payloadTooLarge(limit: Int) -> HTTPResponse {
+        .text(413, "request body larger than \(limit) bytes")
+    }
 }
 
 /// A refusal to upgrade, answered as this HTTP response.

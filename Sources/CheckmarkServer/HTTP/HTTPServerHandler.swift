@@ -70,7 +70,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             if request.body.readableBytes + chunk.readableBytes > limits.maxBodySize {
                 state = .tooLarge
                 keepAlive = false
-                write(.text(413, "request body larger than \(limits.maxBodySize) bytes"), context: context)
+                write(routes.payloadTooLarge(limit: limits.maxBodySize), context: context)
                 return
             }
             request.body.writeBuffer(&chunk)

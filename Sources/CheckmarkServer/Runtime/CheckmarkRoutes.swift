@@ -19,19 +19,29 @@ struct CheckmarkRoutes: HTTPRoutes {
     }
 
     func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
-        switch (request.method, request.path) {
-        case ("GET", "/healthz"):
+        switch APIRoute.match(method: request.method, path: request.path) {
+        case .found(.healthz, _):
             return eventLoop.makeSucceededFuture(.text(200, "ok"))
-        case ("GET", "/readyz"):
+        case .found(.readyz, _):
             return eventLoop.makeSucceededFuture(readiness() ? .text(200, "ready") : .text(503, "not ready"))
-        case ("GET", "/metrics"):
+        case .found(.metrics, _):
             guard let registry else { return eventLoop.makeSucceededFuture(.text(404, "metrics are disabled")) }
             var buffer = ByteBuffer()
             buffer.writeBytes(registry.emitToBuffer())
             return eventLoop.makeSucceededFuture(HTTPResponse(
                 status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: buffer))
-        default:
-            return rest.respond(to: request, on: eventLoop)
+        case .found(let route, let parameters):
+            return rest.respond(to: request, route: route, parameters: parameters, on: eventLoop)
+        case .wrongMethod(let allowed):
+            var response = RESTAPI.error(.methodNotAllowed(request.method, path: request.path, allowed: allowed), since: .now())
+            response.headers.add("Allow", allowed.joined(separator: ", "))
+            return eventLoop.makeSucceededFuture(response)
+        case .notFound:
+            return eventLoop.makeSucceededFuture(RESTAPI.error(.notFound("no route for \(request.method) \(request.path)"), since: .now()))
         }
+    }
+
+    func payloadTooLarge(limit: Int) -> HTTPResponse {
+        RESTAPI.error(.payloadTooLarge(limit: limit), since: .now())
     }
 }

@@ -1,0 +1,168 @@
+import CheckmarkCore
+import NIOCore
+
+/// Channels: get-or-create with state (`/query`), member changes, and query channels.
+extension RESTAPI {
+    /// Most channels one query channels call returns (Stream's limit as well), and the default.
+    static let maxChannelsPerQuery = 30
+    static let defaultChannelsPerQuery = 10
+
+    /// `POST /channels/{type}/{id}/query` (or `/channels/{type}/query`: the id is derived from the
+    /// members, Stream's distinct channels). Creates the channel when it does not exist
+    /// (`data.members`, `data.created_by_id` / `data.created_by.id`), then answers its state as the
+    /// acting user sees it. With `watch: true` and a `connection_id` (query or body) that connection starts watching.
+    /// A user token must be a member (or, when creating, be among the members): 403 otherwise.
+    func queryChannel(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        let data = call.body["data"]
+        var members = try RequestFields.userIDs(data?["members"], field: "data.members")
+        let creator = try RequestFields.optionalString(data, "created_by_id") ?? data?["created_by"]?["id"]?.stringValue
+        let acting = try call.caller.actor(named: try RESTCaller.named(in: call.body) ?? creator)
+        let cid: ChannelCID
+        if call.parameters["id"] != nil {
+            cid = try call.cid()
+        } else {
+            guard members.count >= 2 else { throw .invalid("a channel without an id needs at least two data.members") }
+            cid = try RequestFields.cid(type: call.parameters["type"] ?? "", id: Self.distinctID(members: members))
+        }
+        if let acting, case .user = call.caller, !members.isEmpty, !members.contains(acting) {
+            members.append(acting)
+        }
+        let initialMembers = members
+        let messageLimit = try Self.limit(call.body["messages"]?["limit"], field: "messages.limit",
+                                          default: ResultJSON.defaultMessageLimit, max: ResultJSON.maxMessageLimit)
+        let watchConnection = try RequestFields.optionalBool(call.body, "watch") == true ? try call.connectionID() : nil
+        let caller = call.caller
+        let service = self.service
+        let viewer = acting ?? ""
+        return service.read { engine throws(WireError) in
+            let exists = engine.channels[cid] != nil
+            if case .user(let user) = caller {
+                if exists, engine.channels[cid]?.members[user] == nil { throw .forbidden("\(user) is not a member of \(cid)") }
+                if !exists, !initialMembers.contains(user) { throw .forbidden("\(user) may create \(cid) only as one of its members") }
+                if let watchConnection, let owner = engine.connections[watchConnection], owner != user {
+                    throw .forbidden("connection \(watchConnection) belongs to another user")
+                }
+            }
+            return exists
+        }
+        .flatMap { exists -> EventLoopFuture<ReceiptsOutcome> in
+            exists ? service.engineLoop.makeSucceededFuture(.unchanged)
+                : service.submit(.createChannel(cid: cid, createdBy: creator ?? acting, members: initialMembers))
+        }
+        .flatMap { _ -> EventLoopFuture<ReceiptsOutcome> in
+            guard let watchConnection else { return service.engineLoop.makeSucceededFuture(.unchanged) }
+            return service.submit(.watch(connectionID: watchConnection, cid: cid))
+        }
+        .flatMap { _ in
+            service.read { engine in try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit) }
+        }
+    }
+
+    /// Stream's distinct-channel id for a member list: `!members-` and a hash of the sorted ids
+    /// (FNV-1a, 64 bits, hex), the same for the same members in any order.
+    static func distinctID(members: [String]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Set(members).sorted().joined(separator: ",").utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "!members-" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// `POST /channels/{type}/{id}`: `add_members` and `remove_members` (server token), optionally with a
+    /// `message` posted after the change. Other channel updates are refused with `invalid_argument`.
+    func updateChannel(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        try call.caller.requireServer("changing a channel's members")
+        let cid = try call.cid()
+        let supported: Set<String> = ["add_members", "remove_members", "message", "hide_history", "user_id", "user"]
+        if let unsupported = call.body.objectValue?.first(where: { !supported.contains($0.0) && $0.1 != .null }) {
+            throw .invalid("channel update \(unsupported.0) is not supported; Checkmark supports add_members and remove_members")
+        }
+        var commands: [ReceiptsCommand] = []
+        if call.body["add_members"] != nil {
+            commands.append(.addMembers(cid: cid, userIDs: try RequestFields.userIDs(call.body["add_members"], field: "add_members")))
+        }
+        if call.body["remove_members"] != nil {
+            commands.append(.removeMembers(cid: cid, userIDs: try RequestFields.userIDs(call.body["remove_members"], field: "remove_members")))
+        }
+        if commands.isEmpty { throw .invalid("a channel update needs add_members or remove_members") }
+        if let message = call.body["message"], message != .null {
+            let inMessage = try RESTCaller.named(in: message)
+            let inBody = try RESTCaller.named(in: call.body)
+            guard let author = inMessage ?? inBody else { throw .invalid("message.user_id (or message.user.id) is required") }
+            commands.append(.sendMessage(cid: cid, userID: author, draft: try RequestFields.draft(message)))
+        }
+        let service = self.service
+        return submitAll(commands).flatMap { _ in
+            service.read { engine in
+                guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
+                var w = JSONWriter()
+                w.beginObject()
+                w.key("channel")
+                ResultJSON.writeChannel(channel, engine: engine, into: &w)
+                w.key("members")
+                w.beginArray()
+                for id in channel.memberOrder.reversed().prefix(ResultJSON.memberListLimit) {
+                    guard let member = channel.members[id], let user = engine.users[id] else { continue }
+                    ResultJSON.writeMember(member, user: user, into: &w)
+                }
+                w.endArray()
+                w.endObject()
+                return w.bytes
+            }
+        }
+    }
+
+    /// `POST /channels`: the acting user's channels matching `filter_conditions` (see ``ChannelFilter``),
+    /// in `sort` order (``ChannelOrder``), `limit` (at most ``maxChannelsPerQuery``) from `offset`, each
+    /// with its state as that user sees it. A user token sees only channels it is a member of; a
+    /// server-side call must name the user (`user_id`). With `watch: true` and a `connection_id` the
+    /// connection starts watching every channel returned.
+    func queryChannels(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        let viewer = try call.caller.requiredActor(named: try RESTCaller.named(in: call.body))
+        let filter = try ChannelFilter(parsing: call.body["filter_conditions"] ?? .object([]))
+        let order = try ChannelOrder(parsing: call.body["sort"])
+        let limit = try Self.limit(call.body["limit"], field: "limit", default: Self.defaultChannelsPerQuery, max: Self.maxChannelsPerQuery)
+        let offset = try Self.limit(call.body["offset"], field: "offset", default: 0, max: Int.max)
+        let messageLimit = try Self.limit(call.body["message_limit"], field: "message_limit",
+                                          default: ResultJSON.defaultMessageLimit, max: ResultJSON.maxMessageLimit)
+        let watchConnection = try RequestFields.optionalBool(call.body, "watch") == true ? try call.connectionID() : nil
+        let membersOnly = call.caller != .server
+        let service = self.service
+        return service.read { engine throws(ReceiptsError) -> [ChannelCID] in
+            guard engine.users[viewer] != nil else { throw .unknownUser(viewer) }
+            var pool: Set<ChannelCID> = membersOnly ? engine.membership[viewer] ?? [] : filter.candidates(in: engine) ?? Set(engine.channels.keys)
+            if membersOnly, let narrowed = filter.candidates(in: engine) { pool.formIntersection(narrowed) }
+            let matching = pool.compactMap { engine.channels[$0] }.filter(filter.matches)
+            return matching.sorted(by: order.precedes).dropFirst(offset).prefix(limit).map(\.cid)
+        }
+        .flatMap { cids -> EventLoopFuture<[ChannelCID]> in
+            guard let watchConnection else { return service.engineLoop.makeSucceededFuture(cids) }
+            let watches = cids.map { service.submit(.watch(connectionID: watchConnection, cid: $0)) }
+            return EventLoopFuture.whenAllSucceed(watches, on: service.engineLoop).map { _ in cids }
+        }
+        .flatMap { cids in
+            service.read { engine in
+                var w = JSONWriter()
+                w.beginObject()
+                w.key("channels")
+                w.beginArray()
+                for cid in cids {
+                    try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit, into: &w)
+                }
+                w.endArray()
+                w.endObject()
+                return w.bytes
+            }
+        }
+    }
+
+    /// A non-negative integer field with a default and a maximum (400 past it).
+    static func limit(_ value: JSONValue?, field: String, default fallback: Int, max: Int) throws(WireError) -> Int {
+        guard let value, value != .null else { return fallback }
+        guard let number = value.intValue, number >= 0 else { throw .invalid("\(field) must be a non-negative integer") }
+        guard number <= max else { throw .invalid("\(field) must be at most \(max)") }
+        return number
+    }
+}

@@ -1,0 +1,129 @@
+import CheckmarkCore
+import NIOCore
+
+/// Users (`POST /users`, `PATCH /users`) and channel types (`/channeltypes`).
+extension RESTAPI {
+    /// Upsert: `{"users": {id: user}}`; each user replaces the stored one (privacy settings default to
+    /// enabled when absent). A user token may upsert only itself.
+    func upsertUsers(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        guard let users = call.body["users"]?.objectValue, !users.isEmpty else {
+            throw .invalid("users must be a non-empty object of id to user")
+        }
+        var commands: [ReceiptsCommand] = []
+        for (id, value) in users {
+            guard case .object(let fields) = value else { throw .invalid("users.\(id) must be an object") }
+            if let inner = try RequestFields.optionalString(value, "id"), inner != id {
+                throw .invalid("users.\(id) has a different id \(inner)")
+            }
+            _ = try call.caller.actor(named: id)
+            commands.append(.upsertUser(try ResultJSON.user(id: id, details: fields.filter { $0.0 != "id" })))
+        }
+        return submitAll(commands).map(Self.usersObject)
+    }
+
+    /// Partial update: `{"users": [{"id", "set": {...}, "unset": [...]}]}`. A user token may update only
+    /// itself (this is how clients change their own `privacy_settings`).
+    func updateUsersPartial(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        guard let updates = call.body["users"]?.arrayValue, !updates.isEmpty else {
+            throw .invalid("users must be a non-empty array of {id, set, unset}")
+        }
+        let commands = try updates.map { (update) throws(WireError) -> ReceiptsCommand in
+            guard let id = update["id"]?.stringValue else { throw .invalid("each partial update needs a string id") }
+            _ = try call.caller.actor(named: id)
+            var set: [(String, JSONValue)] = []
+            if let value = update["set"], value != .null {
+                guard let fields = value.objectValue else { throw .invalid("set must be an object") }
+                set = fields
+            }
+            var unset: [String] = []
+            if let value = update["unset"], value != .null {
+                guard let keys = value.arrayValue?.compactMap(\.stringValue), keys.count == value.arrayValue?.count else {
+                    throw .invalid("unset must be an array of field names")
+                }
+                unset = keys
+            }
+            if set.isEmpty && unset.isEmpty { throw .invalid("a partial update of \(id) needs set or unset") }
+            return .updateUser(UserPatch(id: id, set: set, unset: unset))
+        }
+        return submitAll(commands).map(Self.usersObject)
+    }
+
+    private static func usersObject(_ outcomes: [ReceiptsOutcome]) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("users")
+        w.beginObject()
+        for outcome in outcomes {
+            guard case .user(let user) = outcome.result else { continue }
+            w.key(user.id)
+            StreamJSON.write(user: user, into: &w, includePrivacy: true)
+        }
+        w.endObject()
+        w.endObject()
+        return w.bytes
+    }
+
+    /// Applies commands one after another (a failure stops the rest and answers the error).
+    func submitAll(_ commands: [ReceiptsCommand]) -> EventLoopFuture<[ReceiptsOutcome]> {
+        let service = self.service
+        var future = service.engineLoop.makeSucceededFuture([ReceiptsOutcome]())
+        for command in commands {
+            future = future.flatMap { done in service.submit(command).map { done + [$0] } }
+        }
+        return future
+    }
+
+    // MARK: Channel types
+
+    /// `{name, read_events?, delivery_events?}`; other Stream settings are accepted and ignored.
+    func createChannelType(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        try call.caller.requireServer("creating a channel type")
+        guard let name = try RequestFields.optionalString(call.body, "name") else { throw .invalid("name is required") }
+        let type = ChannelType(name: name, readEvents: try RequestFields.optionalBool(call.body, "read_events") ?? true,
+                               deliveryEvents: try RequestFields.optionalBool(call.body, "delivery_events") ?? false)
+        return service.submit(.createChannelType(type)).map(Self.channelTypeObject)
+    }
+
+    func updateChannelType(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        try call.caller.requireServer("updating a channel type")
+        let name = call.parameters["name"] ?? ""
+        return service.submit(.updateChannelType(name: name, readEvents: try RequestFields.optionalBool(call.body, "read_events"),
+                                                 deliveryEvents: try RequestFields.optionalBool(call.body, "delivery_events")))
+            .map(Self.channelTypeObject)
+    }
+
+    func getChannelType(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        try call.caller.requireServer("reading a channel type")
+        let name = call.parameters["name"] ?? ""
+        return service.read { engine in
+            guard let type = engine.channelTypes[name] else { throw ReceiptsError.unknownChannelType(name) }
+            var w = JSONWriter()
+            ResultJSON.writeChannelType(type, into: &w)
+            return w.bytes
+        }
+    }
+
+    /// `{"channel_types": {name: type}}`, names in order.
+    func listChannelTypes(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        try call.caller.requireServer("listing channel types")
+        return service.read { engine in
+            var w = JSONWriter()
+            w.beginObject()
+            w.key("channel_types")
+            w.beginObject()
+            for name in engine.channelTypes.keys.sorted() {
+                w.key(name)
+                ResultJSON.writeChannelType(engine.channelTypes[name]!, into: &w)
+            }
+            w.endObject()
+            w.endObject()
+            return w.bytes
+        }
+    }
+
+    private static func channelTypeObject(_ outcome: ReceiptsOutcome) -> [UInt8] {
+        var w = JSONWriter()
+        if case .channelType(let type) = outcome.result { ResultJSON.writeChannelType(type, into: &w) } else { return emptyObject }
+        return w.bytes
+    }
+}

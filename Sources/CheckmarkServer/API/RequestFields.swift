@@ -1,0 +1,99 @@
+import CheckmarkCore
+
+/// Reading the fields that the socket commands and the REST bodies share (a message draft, a
+/// `read_by_channel` map, an unread start, a delivered list). Pure: JSON in, value or
+/// `invalid_argument` ``WireError`` out, with a message naming the field.
+enum RequestFields {
+    /// A channel cid from a `type:id` string field.
+    static func cid(_ object: JSONValue, _ key: String = "cid") throws(WireError) -> ChannelCID {
+        guard let text = object[key]?.stringValue else { throw .invalid("\(key) (type:id) is required") }
+        guard let cid = ChannelCID(text) else { throw .invalid("\(text) is not a channel cid (type:id)") }
+        return cid
+    }
+
+    /// A channel cid from the two path segments `{type}/{id}`.
+    static func cid(type: String, id: String) throws(WireError) -> ChannelCID {
+        guard let cid = ChannelCID("\(type):\(id)") else { throw .invalid("\(type):\(id) is not a valid channel cid") }
+        return cid
+    }
+
+    /// A string field that may be absent or null.
+    static func optionalString(_ object: JSONValue?, _ key: String) throws(WireError) -> String? {
+        guard let value = object?[key] else { return nil }
+        if case .null = value { return nil }
+        guard let text = value.stringValue else { throw .invalid("\(key) must be a string") }
+        return text
+    }
+
+    /// A boolean field that may be absent or null.
+    static func optionalBool(_ object: JSONValue?, _ key: String) throws(WireError) -> Bool? {
+        guard let value = object?[key] else { return nil }
+        if case .null = value { return nil }
+        guard let flag = value.boolValue else { throw .invalid("\(key) must be a boolean") }
+        return flag
+    }
+
+    /// A message to send: `text` (required string), `id`, `type` (`regular` | `system`), `parent_id`,
+    /// `show_in_channel`, `silent`.
+    static func draft(_ message: JSONValue?) throws(WireError) -> MessageDraft {
+        guard let message, case .object = message else { throw .invalid("message must be an object") }
+        guard let text = message["text"]?.stringValue else { throw .invalid("message.text must be a string") }
+        let kind: Message.Kind
+        switch try optionalString(message, "type") ?? "regular" {
+        case "regular": kind = .regular
+        case "system": kind = .system
+        case let other: throw .invalid("message.type \(other) is not regular or system")
+        }
+        return MessageDraft(
+            id: try optionalString(message, "id"), text: text, kind: kind,
+            parentID: try optionalString(message, "parent_id"),
+            showInChannel: try optionalBool(message, "show_in_channel") ?? false,
+            silent: try optionalBool(message, "silent") ?? false)
+    }
+
+    /// `read_by_channel`: an object of cid to message id (or null for the whole channel); absent means
+    /// every channel of the user (nil).
+    static func readTargets(_ value: JSONValue?) throws(WireError) -> [ChannelReadTarget]? {
+        guard let value else { return nil }
+        if case .null = value { return nil }
+        guard let pairs = value.objectValue else { throw .invalid("read_by_channel must be an object of cid to message id") }
+        return try pairs.map { (key, id) throws(WireError) -> ChannelReadTarget in
+            guard let cid = ChannelCID(key) else { throw .invalid("\(key) is not a channel cid (type:id)") }
+            if case .null = id { return ChannelReadTarget(cid: cid, messageID: nil) }
+            guard let text = id.stringValue else { throw .invalid("read_by_channel values must be message ids or null") }
+            return ChannelReadTarget(cid: cid, messageID: text)
+        }
+    }
+
+    /// Where mark unread starts: `message_id`, or else `message_timestamp` (RFC 3339).
+    static func unreadTarget(_ object: JSONValue) throws(WireError) -> UnreadTarget {
+        if let id = try optionalString(object, "message_id") { return .message(id) }
+        if let text = try optionalString(object, "message_timestamp") {
+            guard let time = Timestamp(rfc3339: text) else { throw .invalid("message_timestamp must be an RFC 3339 time") }
+            return .timestamp(time)
+        }
+        throw .invalid("mark unread needs message_id or message_timestamp")
+    }
+
+    /// `latest_delivered_messages`: a non-empty array of `{cid, id}`.
+    static func deliveredTargets(_ value: JSONValue?) throws(WireError) -> [DeliveredTarget] {
+        guard let list = value?.arrayValue, !list.isEmpty else {
+            throw .invalid("latest_delivered_messages must be a non-empty array of {cid, id}")
+        }
+        return try list.map { (entry) throws(WireError) -> DeliveredTarget in
+            guard let id = entry["id"]?.stringValue else { throw .invalid("each delivered entry needs a string id") }
+            return DeliveredTarget(cid: try cid(entry), messageID: id)
+        }
+    }
+
+    /// Member ids: an array of strings or of `{user_id}` objects.
+    static func userIDs(_ value: JSONValue?, field: String) throws(WireError) -> [String] {
+        guard let value else { return [] }
+        if case .null = value { return [] }
+        guard let array = value.arrayValue else { throw .invalid("\(field) must be an array of user ids") }
+        return try array.map { (element) throws(WireError) -> String in
+            if let id = element.stringValue ?? element["user_id"]?.stringValue ?? element["user"]?["id"]?.stringValue { return id }
+            throw .invalid("\(field) must hold user ids or {user_id} objects")
+        }
+    }
+}
