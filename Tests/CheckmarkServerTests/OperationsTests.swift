@@ -178,7 +178,7 @@ extension EndToEnd {
 
             let noKey = try server.http("POST", "/users", body: "{}", headers: auth)
             #expect(noKey.status == 401 && noKey.body.contains(#""StatusCode":401"#))
-            let userToken = try server.http("POST", "/users?\(key)", body: #"{"users":{}}"#, headers: ["Authorization": TestServer.token("ann")])
+            let userToken = try server.http("POST", "/users?\(key)", body: #"{"users":{"ben":{"name":"B"}}}"#, headers: ["Authorization": TestServer.token("ann")])
             #expect(userToken.status == 403)
             let badJSON = try server.http("POST", "/channels/messaging/room/read?\(key)", body: "{", headers: auth)
             #expect(badJSON.status == 400 && badJSON.body.contains(#""code":4"#))

@@ -1,0 +1,124 @@
+import CheckmarkClient
+import CheckmarkCore
+import CheckmarkServer
+import Foundation
+import NIOCore
+import Testing
+
+extension EndToEnd {
+    /// The Stream-compatible REST API over real sockets: every kind of bad request gets Stream's error
+    /// shape with the right status and code, and REST changes reach WebSocket clients.
+    @Suite("REST API", .serialized)
+    struct RESTAPITests {
+        static let key = "api_key=\(TestServer.apiKey)"
+        static var server: [String: String] { ["Authorization": TestServer.serverToken] }
+        static func user(_ id: String) -> [String: String] { ["Authorization": TestServer.token(id)] }
+
+        struct Refusal: Sendable, CustomStringConvertible {
+            var name: String
+            var method = "POST"
+            var path: String
+            var body = "{}"
+            var headers: [String: String] = RESTAPITests.server
+            var status: Int
+            var code: Int
+            var description: String { name }
+        }
+
+        static let refusals: [Refusal] = [
+            Refusal(name: "bad JSON", path: "/channels/messaging/room/read?\(key)", body: "{", status: 400, code: 4),
+            Refusal(name: "body not an object", path: "/channels/read?\(key)", body: "[]", status: 400, code: 4),
+            Refusal(name: "message without text", path: "/channels/messaging/room/message?\(key)",
+                    body: #"{"message":{"user_id":"ann"}}"#, status: 400, code: 4),
+            Refusal(name: "flag of the wrong type", path: "/channeltypes?\(key)", body: #"{"name":"t1","read_events":"yes"}"#, status: 400, code: 4),
+            Refusal(name: "server call naming no user", path: "/channels/messaging/room/read?\(key)", status: 400, code: 4),
+            Refusal(name: "unsupported filter", path: "/channels?\(key)", body: #"{"user_id":"ann","filter_conditions":{"name":"x"}}"#,
+                    status: 400, code: 4),
+            Refusal(name: "limit over 30", path: "/channels?\(key)", body: #"{"user_id":"ann","limit":31}"#, status: 400, code: 4),
+            Refusal(name: "unsupported channel update", path: "/channels/messaging/room?\(key)", body: #"{"invites":["ben"]}"#, status: 400, code: 4),
+            Refusal(name: "unknown channel", path: "/channels/messaging/nowhere/read?\(key)", body: #"{"user_id":"ann"}"#, status: 404, code: 16),
+            Refusal(name: "unknown message", path: "/channels/messaging/room/read?\(key)", body: #"{"user_id":"ann","message_id":"nope"}"#,
+                    status: 404, code: 16),
+            Refusal(name: "unknown user", method: "GET", path: "/unread?\(key)&user_id=ghost", body: "", status: 404, code: 16),
+            Refusal(name: "unknown channel type", method: "GET", path: "/channeltypes/nope?\(key)", body: "", status: 404, code: 16),
+            Refusal(name: "not a member", path: "/channels/messaging/room/read?\(key)", headers: user("zed"), status: 403, code: 17),
+            Refusal(name: "user token acting for another user", path: "/channels/messaging/room/read?\(key)",
+                    body: #"{"user":{"id":"ben"}}"#, headers: user("ann"), status: 403, code: 17),
+            Refusal(name: "user token on a server route", path: "/channeltypes?\(key)", body: #"{"name":"mine"}"#, headers: user("ann"),
+                    status: 403, code: 17),
+            Refusal(name: "user token querying a channel it is not in", path: "/channels/messaging/room/query?\(key)", headers: user("zed"),
+                    status: 403, code: 17),
+            Refusal(name: "no api_key", path: "/channels/read", status: 401, code: 5),
+            Refusal(name: "wrong api_key", path: "/channels/read?api_key=nope", status: 401, code: 5),
+            Refusal(name: "no token", path: "/channels/read?\(key)", headers: [:], status: 401, code: 5),
+            Refusal(name: "token with a bad signature", path: "/channels/read?\(key)",
+                    headers: ["Authorization": TestServer.token("ann", secret: "wrong-secret")], status: 401, code: 5),
+            Refusal(name: "expired token", path: "/channels/read?\(key)", headers: ["Authorization": TestServer.token("ann", expiresIn: -60)],
+                    status: 401, code: 40),
+            Refusal(name: "mark unread past the last 100 messages", path: "/channels/messaging/room/unread?\(key)",
+                    body: #"{"user_id":"ben","message_id":"old"}"#, status: 400, code: 4),
+            Refusal(name: "payload too large", path: "/channels/messaging/room/message?\(key)",
+                    body: #"{"message":{"user_id":"ann","text":""# + String(repeating: "x", count: 1 << 20) + #""}}"#, status: 413, code: 22),
+            Refusal(name: "unknown route", method: "GET", path: "/nothing?\(key)", body: "", status: 404, code: 16),
+            Refusal(name: "wrong method", method: "DELETE", path: "/users?\(key)", body: "", status: 405, code: 4),
+        ]
+
+        @Test func everyKindOfBadRequestGetsStreamsErrorShapeStatusAndCode() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "ben", "zed"], cid: ChannelCID(type: "messaging", id: "room"), members: ["ann", "ben"])
+            let room = ChannelCID(type: "messaging", id: "room")
+            try await server.run(.sendMessage(cid: room, userID: "ann", draft: MessageDraft(id: "old", text: "old")))
+            for i in 0..<100 { try await server.run(.sendMessage(cid: room, userID: "ann", draft: MessageDraft(text: "\(i)"))) }
+
+            for refusal in Self.refusals {
+                let response = try server.http(refusal.method, refusal.path, body: refusal.body, headers: refusal.headers)
+                #expect(response.status == refusal.status, "\(refusal): \(response.body)")
+                let json = try? JSONParser.parse(Array(response.body.utf8))
+                #expect(json?["code"]?.intValue == refusal.code, "\(refusal): \(response.body)")
+                #expect(json?["StatusCode"]?.intValue == refusal.status, "\(refusal)")
+                #expect(json?["message"]?.stringValue?.isEmpty == false, "\(refusal)")
+                #expect(json?["duration"]?.stringValue?.hasSuffix("ms") == true, "\(refusal)")
+            }
+            // Nothing refused changed anything: the room still has its 101 messages and ben's read state.
+            let state = try server.http("POST", "/channels/messaging/room/query?\(Self.key)", headers: Self.user("ben"))
+            #expect(state.status == 200 && state.body.contains(#""unread_messages":101"#))
+        }
+
+        @Test func privacyPatchedOverRESTTakesEffectForTheNextSocketEvent() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "ben"])
+            let ann = try await server.connect("ann")
+            _ = try await ann.watch(TestServer.general)
+            _ = try await server.run(.sendMessage(cid: TestServer.general, userID: "ann", draft: MessageDraft(text: "1")))
+            let off = try server.http("PATCH", "/users?\(Self.key)", body: #"{"users":[{"id":"ben","set":{"privacy_settings":{"read_receipts":{"enabled":false}}}}]}"#,
+                                      headers: Self.user("ben"))
+            #expect(off.status == 200 && off.body.contains(#""read_receipts":{"enabled":false}"#))
+            let read = try server.http("POST", "/channels/messaging/general/read?\(Self.key)", headers: Self.user("ben"))
+            #expect(read.status == 200)
+            #expect(await ann.drain().filter { $0.type == "message.read" }.isEmpty)
+            ann.close()
+        }
+
+        @Test func restQueryWithConnectionIDMakesThatConnectionWatch() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "ben"])
+            let ben = try await server.connect("ben")
+            let watch = try server.http("POST", "/channels/messaging/general/query?\(Self.key)&connection_id=\(ben.connectionID)",
+                                        body: #"{"watch":true}"#, headers: Self.user("ben"))
+            #expect(watch.status == 200 && watch.body.contains(#""watcher_count":1"#))
+            let sent = try server.http("POST", "/channels/messaging/general/message?\(Self.key)", body: #"{"message":{"text":"hi"}}"#,
+                                       headers: Self.user("ann"))
+            #expect(sent.status == 200)
+            let event = await ben.nextEvent(ofType: ["message.new"], timeout: .seconds(5))
+            #expect(event?.json?["message"]?["text"]?.stringValue == "hi")
+            // Another user's connection cannot be made to watch.
+            let theft = try server.http("POST", "/channels/messaging/general/query?\(Self.key)&connection_id=\(ben.connectionID)",
+                                        body: #"{"watch":true}"#, headers: Self.user("ann"))
+            #expect(theft.status == 403)
+            ben.close()
+        }
+    }
+}
