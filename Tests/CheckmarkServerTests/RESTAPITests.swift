@@ -85,6 +85,18 @@ extension EndToEnd {
             #expect(state.status == 200 && state.body.contains(#""unread_messages":101"#))
         }
 
+        @Test func requestBodyLimitIsConfigurable() async throws {
+            let server = try await TestServer.start { $0.maxRequestBodyBytes = 1_000 }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "ben"])
+            let small = try server.http("POST", "/channels/messaging/general/message?\(Self.key)",
+                                        body: #"{"message":{"text":"\#(String(repeating: "x", count: 900))"}}"#, headers: Self.user("ann"))
+            #expect(small.status == 200)
+            let large = try server.http("POST", "/channels/messaging/general/message?\(Self.key)",
+                                        body: #"{"message":{"text":"\#(String(repeating: "x", count: 1_000))"}}"#, headers: Self.user("ann"))
+            #expect(large.status == 413 && large.body.contains(#""code":22"#) && large.body.contains("1000 bytes"))
+        }
+
         @Test func privacyPatchedOverRESTTakesEffectForTheNextSocketEvent() async throws {
             let server = try await TestServer.start()
             defer { Task { await server.stop() } }

@@ -66,7 +66,8 @@ public final class ReceiptsServer: Sendable {
         do {
             listener = try await HTTPListener.bind(
                 host: configuration.host, port: configuration.port, group: group, routes: routes,
-                handshake: ServerHandshake(compression: compression), webSocket: configuration.webSocketSettings)
+                handshake: ServerHandshake(compression: compression),
+                httpLimits: HTTPLimits(maxBodySize: configuration.maxRequestBodyBytes), webSocket: configuration.webSocketSettings)
         } catch {
             await service.close()
             try? await engineGroup.shutdownGracefully()

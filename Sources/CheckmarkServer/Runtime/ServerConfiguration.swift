@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var metricsEnabled = true
     public var gateway = GatewayLimits()
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
+    /// Largest REST request body; 413 (Stream code 22) past it.
+    public var maxRequestBodyBytes = HTTPLimits().maxBodySize
     public var keepaliveSeconds = 30
     public var idleTimeoutSeconds = 120
     public var compression = true
@@ -50,7 +52,8 @@ public struct ServerConfiguration: Sendable {
             ("max watched channels", gateway.maxWatchedChannelsPerConnection), ("commands per second", gateway.commandsPerSecond),
             ("command burst", gateway.commandBurst), ("max outbound buffer", gateway.maxOutboundBufferBytes),
             ("slow consumer grace", gateway.slowConsumerGraceMilliseconds),
-            ("max message size", maxMessageBytes), ("shutdown timeout", shutdownTimeoutSeconds),
+            ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
+            ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             throw Invalid(description: "\(name) must be positive, not \(value)")
         }
