@@ -210,3 +210,21 @@ def test_unread_counts_per_channel_type(client, users):
     counts = client.unread_counts(ben)
     assert counts["total_unread_count"] == 3
     assert {t["channel_type"]: (t["channel_count"], t["unread_count"]) for t in counts["channel_type"]} == {"messaging": (2, 3)}
+
+
+def test_mark_delivered_with_the_user_in_the_query_only(client, users):
+    ann, ben = users("ann", "ben")
+    channel = room(client, [ann, ben], delivery_type(client))
+    message = channel.send_message({"text": "a"}, ann)["message"]
+    client.post("channels/delivered", data={"latest_delivered_messages": [{"cid": channel.cid, "id": message["id"]}]},
+                params={"user_id": ben})
+    assert reads_of(channel.query(user_id=ann))[ben]["last_delivered_message_id"] == message["id"]
+
+
+def test_channel_state_returns_the_requested_number_of_latest_messages(client, users):
+    ann, ben = users("ann", "ben")
+    channel = room(client, [ann, ben])
+    for i in range(30):
+        channel.send_message({"text": str(i)}, ann)
+    assert [m["text"] for m in channel.query(user_id=ann)["messages"]] == [str(i) for i in range(5, 30)]
+    assert [m["text"] for m in channel.query(user_id=ann, messages={"limit": 3})["messages"]] == ["27", "28", "29"]
