@@ -26,6 +26,8 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var transportClosing = false
     private var disconnectedReported = false
     private var lastRead: NIODeadline = .now()
+    /// When the last keepalive ping went out; the next one waits a whole interval after it.
+    private var lastPing: NIODeadline = .distantPast
     private var keepaliveTask: Scheduled<Void>?
     private var idleTask: Scheduled<Void>?
     private var closeTask: Scheduled<Void>?
@@ -39,6 +41,16 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
+    func setReceiveBuffer(bytes: Int) {
+        try? context?.channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(bytes))
+    }
+
+    func setReading(_ reading: Bool) {
+        guard let channel = context?.channel else { return }
+        try? channel.syncOptions?.setOption(.autoRead, value: reading)
+        if reading { channel.read() }
+    }
+
     /// Bytes written to the socket's outbound buffer and not yet taken by the kernel.
     var bufferedOutboundBytes: Int {
         (try? context?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
@@ -51,7 +63,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         self.context = context
         let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)
         self.session = session
-        lastRead = .now()
+        lastRead = context.eventLoop.now
         scheduleKeepalive()
         scheduleIdleCheck()
         application.connected(session)
@@ -64,7 +76,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastRead = .now()
+        lastRead = context.eventLoop.now
         connection.receive(unwrapInboundIn(data))
         processEvents()
     }
@@ -190,12 +202,18 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         }
     }
 
-    /// Pings only a connection that has been silent for a whole interval: a busy connection already
-    /// proves it is alive, and pings in the middle of a stream of messages are noise to the peer.
+    /// Pings only a connection that has been silent for a whole interval (a busy connection already
+    /// proves it is alive, and pings in the middle of a stream of messages are noise to the peer), and
+    /// at most once per interval while it stays silent.
     private func scheduleKeepalive() {
         guard let interval = timeouts.keepaliveInterval, let context else { return }
-        keepaliveTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastRead + interval) { [self] in
-            if lastRead + interval <= .now(), connection.sendPing() { writeOutbound() }
+        let eventLoop = context.eventLoop
+        keepaliveTask = eventLoop.assumeIsolated().scheduleTask(deadline: max(lastRead, lastPing) + interval) { [self] in
+            let now = eventLoop.now
+            if max(lastRead, lastPing) + interval <= now {
+                lastPing = now
+                if connection.sendPing() { writeOutbound() }
+            }
             scheduleKeepalive()
         }
     }
@@ -203,8 +221,9 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private func scheduleIdleCheck() {
         guard let idle = timeouts.idleTimeout, let context else { return }
         let deadline = lastRead + idle
-        idleTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            if lastRead + idle <= .now() {
+        let eventLoop = context.eventLoop
+        idleTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            if lastRead + idle <= eventLoop.now {
                 close(code: .goingAway, reason: "idle timeout")
             } else {
                 scheduleIdleCheck()

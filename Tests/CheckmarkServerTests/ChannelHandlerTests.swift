@@ -41,4 +41,34 @@ struct ChannelHandlerTests {
         #expect(replies == [[0x81, 3] + Array("one".utf8), [0x81, 3] + Array("two".utf8), [0x81, 5] + Array("three".utf8)])
         _ = try? channel.finish()
     }
+
+    /// Regression: after the first keepalive ping of a silent connection, the next one was scheduled
+    /// at a deadline already past, so the server sent pings in a tight loop (found by `checkmark bench`:
+    /// 30 s into a broadcast run, every receive-only connection was pinged without pause and fan-out stopped).
+    @Test func silentConnectionIsPingedOncePerKeepaliveInterval() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
+            connection: WebSocketConnection(role: .server), application: EchoApplication(),
+            timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: nil), sessionID: 1))
+        func pings() throws -> Int {
+            var count = 0
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+                if buffer.readableBytesView.first == 0x89 { count += 1 }
+            }
+            return count
+        }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(try pings() == 0)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(try pings() == 1)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(try pings() == 0, "no second ping within the interval")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(try pings() == 1)
+        // A frame from the peer (its pong) restarts the silence.
+        try channel.writeInbound(ByteBuffer(bytes: [0x8A, 0x80, 1, 2, 3, 4]))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(try pings() == 0)
+        _ = try? channel.finish()
+    }
 }
