@@ -18,7 +18,9 @@ extension RESTAPI {
             _ = try call.caller.actor(named: id)
             commands.append(.upsertUser(try ResultJSON.user(id: id, details: fields.filter { $0.0 != "id" })))
         }
-        return submitAll(commands).map(Self.usersObject)
+        // All at once: an upsert cannot be refused by the engine, and the batch shares one commit.
+        let futures = commands.map { service.submit($0) }
+        return EventLoopFuture.whenAllSucceed(futures, on: service.engineLoop).map(Self.usersObject)
     }
 
     /// Partial update: `{"users": [{"id", "set": {...}, "unset": [...]}]}`. A user token may update only
