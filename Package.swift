@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // System libraries from Debian: zlib1g-dev (permessage-deflate), libssl-dev (SHA-1, HMAC).
@@ -89,10 +90,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The load harness behind `checkmark bench`.
+        .target(
+            name: "CheckmarkBench",
+            dependencies: [
+                "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkWebSocket", "CheckmarkAuth", "CheckmarkCore",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "checkmark",
             dependencies: [
-                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkAuth", "CheckmarkStorage", "CheckmarkCore",
+                "CheckmarkBench", "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkAuth", "CheckmarkStorage", "CheckmarkCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -122,6 +137,15 @@ let package = Package(
         .testTarget(
             name: "CheckmarkStorageTests",
             dependencies: ["CheckmarkStorage", "CheckmarkCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CheckmarkBenchTests",
+            dependencies: [
+                "CheckmarkBench", "CheckmarkServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

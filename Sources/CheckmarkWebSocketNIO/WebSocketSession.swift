@@ -40,6 +40,14 @@ public final class WebSocketSession {
     /// The window size shared compressed frames for this connection must use.
     public var sharedCompressionWindowBits: Int { handler?.sharedCompressionWindowBits ?? 15 }
 
+    /// Stops or resumes reading from the socket (the peer's writes then back up in the kernel's
+    /// buffers and its own): how a load test plays a consumer that stops reading.
+    public func setReading(_ reading: Bool) { handler?.setReading(reading) }
+
+    /// Sets the socket's receive buffer (SO_RCVBUF; the kernel stops auto-tuning it): a load test's
+    /// slow consumer with a small buffer backs up to the server quickly.
+    public func setReceiveBuffer(bytes: Int) { handler?.setReceiveBuffer(bytes: bytes) }
+
     /// False while the socket's outbound buffer is above its high-water mark.
     public var isWritable: Bool { handler?.isWritable ?? false }
 }

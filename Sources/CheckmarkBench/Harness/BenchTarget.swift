@@ -1,0 +1,42 @@
+import CheckmarkAuth
+import CheckmarkClient
+import CheckmarkCore
+import Foundation
+
+/// The server under load: one at a URL, or a local one the harness starts (and samples from /proc).
+public final class BenchTarget: Sendable {
+    public let host: String
+    public let port: Int
+    public let apiKey: String
+    public let apiSecret: String
+    public let local: LocalServer?
+    /// The server's process, when it runs on this machine (local, or `--server-pid`).
+    public let sampler: ProcessSampler?
+    public let http: BenchHTTPClient
+
+    public init(host: String, port: Int, apiKey: String, apiSecret: String, local: LocalServer?, serverPID: Int32?) {
+        self.host = host
+        self.port = port
+        self.apiKey = apiKey
+        self.apiSecret = apiSecret
+        self.local = local
+        sampler = (local?.pid ?? serverPID).map(ProcessSampler.init(pid:))
+        http = BenchHTTPClient(host: host, port: port, apiKey: apiKey, apiSecret: apiSecret)
+    }
+
+    public var description: String { local != nil ? "local checkmark serve on 127.0.0.1:\(port) (pid \(local!.pid))" : "ws://\(host):\(port)" }
+
+    /// The `/connect` URL for one user, with a fresh user token.
+    public func connectURL(user: String) -> WebSocketURL {
+        let token = JWT.sign(claims: .object([("user_id", .string(user))]), secret: apiSecret)
+        let json = #"{"user_id":"\#(user)"}"#
+        let query = "json=\(Self.encode(json))&api_key=\(Self.encode(apiKey))&authorization=\(token)&stream-auth-type=jwt"
+        return WebSocketURL(host: host, port: port, target: "/connect?\(query)")
+    }
+
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    }
+
+    public func stop() { local?.stop() }
+}
