@@ -53,6 +53,7 @@ let package = Package(
             dependencies: [
                 "CheckmarkWebSocket",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -164,11 +164,14 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         // from a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
         if !flushScheduled {
             flushScheduled = true
-            context.eventLoop.assumeIsolated().execute { [self] in
-                flushScheduled = false
-                flushNow()
-            }
+            LoopFlushBatch.of(context.eventLoop).add(self, on: context.eventLoop)
         }
+    }
+
+    /// Called by the loop's ``LoopFlushBatch`` at the end of the tick.
+    func flushPending() {
+        flushScheduled = false
+        flushNow()
     }
 
     private func flushNow() {

@@ -211,8 +211,10 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             framesBeforeHealthCheck.append(frame)
             return
         }
-        let buffered = session.bufferedOutboundBytes
         let limits = gateway.limits
+        // A writable socket holds less than the channel's high-water mark: no need to ask how much.
+        let buffered = session.isWritable && limits.maxOutboundBufferBytes >= GatewayLimits.channelHighWaterMark
+            ? 0 : session.bufferedOutboundBytes
         if buffered > limits.maxOutboundBufferBytes {
             let now = NIODeadline.now()
             let since = overLimitSince ?? now

@@ -18,6 +18,8 @@ public struct GatewayLimits: Sendable, Hashable {
     /// Past this many times ``maxOutboundBufferBytes`` a connection is disconnected at once: the bound
     /// on what one client can make the server hold.
     public static let hardOutboundLimitFactor = 8
+    /// While a connection is writable it holds less than this (the listener's high-water mark).
+    static let channelHighWaterMark = HTTPLimits.writeBufferHighWaterMark
 
     public init(maxConnectionsPerUser: Int = 64, maxConnections: Int = 100_000, maxWatchedChannelsPerConnection: Int = 1_000,
                 commandsPerSecond: Int = 200, commandBurst: Int = 400, maxOutboundBufferBytes: Int = 4 << 20,

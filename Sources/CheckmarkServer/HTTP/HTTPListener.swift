@@ -29,6 +29,8 @@ public final class HTTPListener: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.writeBufferWaterMark, value: .init(
+                low: HTTPLimits.writeBufferLowWaterMark, high: HTTPLimits.writeBufferHighWaterMark))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let headGuard = HeadSizeGuard(limit: httpLimits.maxHeadSize)
