@@ -36,13 +36,7 @@ struct BenchCommand: AsyncParsableCommand {
             var parameters = options.parameters
             parameters.merge(["connections": "\(connections)", "channels": "\(channels)", "members": zipf ? "zipf" : "\(members ?? connections)",
                               "rate_per_s": "\(rate)", "payload_bytes": "\(payload)", "slow_consumers": "\(slowConsumers)"]) { $1 }
-            do {
-                let report = try await LoadRun(workload: workload, target: target, settings: settings).run(scenario: "broadcast", parameters: parameters)
-                try options.finish(report, target: target, settings: settings)
-            } catch {
-                target.stop()
-                throw error
-            }
+            try await options.runLoad(workload, scenario: "broadcast", parameters: parameters, target: target, settings: settings)
         }
     }
 
@@ -65,13 +59,7 @@ struct BenchCommand: AsyncParsableCommand {
             var parameters = options.parameters
             parameters.merge(["members": "\(members)", "rate_per_s": "\(rate)", "confirm_interval_s": "\(confirmInterval)",
                               "payload_bytes": "\(payload)"]) { $1 }
-            do {
-                let report = try await LoadRun(workload: workload, target: target, settings: settings).run(scenario: "receipts", parameters: parameters)
-                try options.finish(report, target: target, settings: settings)
-            } catch {
-                target.stop()
-                throw error
-            }
+            try await options.runLoad(workload, scenario: "receipts", parameters: parameters, target: target, settings: settings)
         }
     }
 
@@ -130,13 +118,7 @@ struct BenchCommand: AsyncParsableCommand {
             var parameters = options.parameters
             parameters.merge(["users": "\(users)", "rate_per_s": "\(rate)", "payload_bytes": "\(payload)", "seed": "\(seed)",
                               "channels": "\(workload.channels.count)"]) { $1 }
-            do {
-                let report = try await LoadRun(workload: workload, target: target, settings: settings).run(scenario: "mixed", parameters: parameters)
-                try options.finish(report, target: target, settings: settings)
-            } catch {
-                target.stop()
-                throw error
-            }
+            try await options.runLoad(workload, scenario: "mixed", parameters: parameters, target: target, settings: settings)
         }
     }
 }

@@ -64,6 +64,17 @@ struct BenchOptions: ParsableArguments {
         return (target, settings)
     }
 
+    /// Runs a load scenario, then reports; a local server is stopped whatever happens.
+    func runLoad(_ workload: Workload, scenario: String, parameters: [String: String], target: BenchTarget, settings: BenchSettings) async throws {
+        do {
+            let report = try await LoadRun(workload: workload, target: target, settings: settings).run(scenario: scenario, parameters: parameters)
+            try finish(report, target: target, settings: settings)
+        } catch {
+            target.stop()
+            throw error
+        }
+    }
+
     /// Prints the table, writes the reports, and stops a local server.
     func finish(_ report: BenchReport, target: BenchTarget, settings: BenchSettings) throws {
         target.stop()
