@@ -95,7 +95,7 @@ let package = Package(
         .target(
             name: "CheckmarkBench",
             dependencies: [
-                "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkWebSocket", "CheckmarkAuth", "CheckmarkCore",
+                "CheckmarkClient", "CheckmarkServer", "CheckmarkWebSocketNIO", "CheckmarkWebSocket", "CheckmarkAuth", "CheckmarkCore",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -61,6 +61,10 @@ extension EndToEnd {
             #expect((after["checkmark_frames_out_total"] ?? 0) > (before["checkmark_frames_out_total"] ?? 0))
             #expect((after["checkmark_commit_duration_seconds_count"] ?? 0) > (before["checkmark_commit_duration_seconds_count"] ?? 0))
             #expect(after["checkmark_receipts_suppressed_by_privacy_total"] == 1, "bob's read reached only his own connection")
+            // The process figures a load harness samples from a remote server.
+            #expect((after["process_cpu_seconds_total"] ?? 0) > 0)
+            #expect((after["process_resident_memory_bytes"] ?? 0) > 1_000_000)
+            #expect((after["process_open_fds"] ?? 0) >= 3, "at least the listener and the two clients' sockets")
         }
 
         @Test func shutdownClosesEveryClientWithGoingAwayAndKeepsEveryAcknowledgedConfirmation() async throws {

@@ -46,9 +46,9 @@ public struct ConnectRun: Sendable {
         if let cpus = settings.harnessCPUs { CPUAffinity.pinProcess(toCPUs: cpus) }
         let loops = Array(group.makeIterator())
         let recorders = loops.map(LoopRecorder.init(eventLoop:))
-        let meter = BenchMeter(recorders: recorders, target: target, settings: settings)
+        let meter = await BenchMeter(recorders: recorders, target: target, settings: settings)
         try await Task.sleep(for: .seconds(1))
-        let baseline = target.sampler?.read()?.residentBytes
+        let baseline = await target.sampler.read()?.residentBytes
         let clients = NIOLockedValueBox<[ConnectClient]>([])
         let failures = NIOLockedValueBox<[String]>([])
         var figures: [String: Double] = [:]
@@ -106,7 +106,7 @@ public struct ConnectRun: Sendable {
             figures["connects_per_second_to_\(level)"] = Double(level - from) / max(seconds, 1e-9)
             opened = level
             try await Task.sleep(for: .seconds(2))
-            if let baseline, let now = target.sampler?.read()?.residentBytes {
+            if let baseline, let now = await target.sampler.read()?.residentBytes {
                 figures["server_bytes_per_idle_connection_at_\(level)"] = Double(now - baseline) / Double(level)
                 figures["server_resident_mib_at_\(level)"] = Double(now) / 1_048_576
             }

@@ -19,19 +19,19 @@ public final class BenchMeter {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     var warnings: [String] = []
 
-    init(recorders: [LoopRecorder], target: BenchTarget, settings: BenchSettings) {
+    init(recorders: [LoopRecorder], target: BenchTarget, settings: BenchSettings) async {
         self.recorders = recorders
         self.target = target
         self.settings = settings
-        lastServer = target.sampler?.read()
-        lastHarness = ProcessSampler.current.read()
+        lastServer = await target.sampler.read()
+        lastHarness = await ProcessSampler.current.read()
     }
 
     /// One second: collect, sample, print; `second` counts from the start of the load (warm-up included).
     func tick(second: Int, status: String) async throws {
         let sample = try await LoopRecorder.collect(recorders)
-        let server = target.sampler?.read()
-        let harness = ProcessSampler.current.read()
+        let server = await target.sampler.read()
+        let harness = await ProcessSampler.current.read()
         let serverCores = lastServer.map2(server, ProcessSampler.cores(from:to:))
         let harnessCores = lastHarness.map2(harness, ProcessSampler.cores(from:to:))
         lastServer = server ?? lastServer
@@ -75,7 +75,9 @@ public final class BenchMeter {
         if let median = busy.isEmpty ? nil : busy[busy.count / 2], median >= 0.9 * Double(min(Double(settings.harnessThreads), available)) {
             warnings.append(String(format: "the harness was saturated (median %.0f%% of its %d thread(s)): figures may be the harness's limit, not the server's", median * 100, settings.harnessThreads))
         }
-        if target.sampler == nil { warnings.append("server CPU and memory not sampled (remote target without --server-pid)") }
+        if timeline.allSatisfy({ $0.serverCores == nil }) {
+            warnings.append("server CPU and memory not sampled (no /proc access and no process figures in its /metrics)")
+        }
         let formatter = ISO8601DateFormatter()
         return BenchReport(
             scenario: scenario, parameters: parameters, command: settings.command, startedAt: formatter.string(from: Date()),

@@ -10,8 +10,9 @@ public final class BenchTarget: Sendable {
     public let apiKey: String
     public let apiSecret: String
     public let local: LocalServer?
-    /// The server's process, when it runs on this machine (local, or `--server-pid`).
-    public let sampler: ProcessSampler?
+    /// The server's CPU and memory: from /proc when it runs here (local, or `--server-pid`), else
+    /// from its `/metrics` (`process_cpu_seconds_total`, `process_resident_memory_bytes`).
+    public let sampler: ProcessSampler
     public let http: BenchHTTPClient
 
     public init(host: String, port: Int, apiKey: String, apiSecret: String, local: LocalServer?, serverPID: Int32?) {
@@ -20,8 +21,8 @@ public final class BenchTarget: Sendable {
         self.apiKey = apiKey
         self.apiSecret = apiSecret
         self.local = local
-        sampler = (local?.pid ?? serverPID).map(ProcessSampler.init(pid:))
         http = BenchHTTPClient(host: host, port: port, apiKey: apiKey, apiSecret: apiSecret)
+        sampler = (local?.pid ?? serverPID).map(ProcessSampler.init(pid:)) ?? ProcessSampler(metrics: http)
     }
 
     public var description: String { local != nil ? "local checkmark serve on 127.0.0.1:\(port) (pid \(local!.pid))" : "ws://\(host):\(port)" }

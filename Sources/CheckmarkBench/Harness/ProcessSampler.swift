@@ -1,36 +1,47 @@
+import CheckmarkServer
 import Foundation
 
-/// CPU and memory of a process from /proc (Linux): the local server's, and the harness's own.
+/// CPU and memory of a process over time: read from /proc for a process on this machine (the local
+/// server, `--server-pid`, the harness itself), or from a remote server's `/metrics`.
 public struct ProcessSampler: Sendable {
-    public let pid: Int32
-    private let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+    public enum Source: Sendable {
+        case process(Int32)
+        case metrics(BenchHTTPClient)
+    }
+
+    public let source: Source
 
     public init(pid: Int32) {
-        self.pid = pid
+        source = .process(pid)
+    }
+
+    public init(metrics client: BenchHTTPClient) {
+        source = .metrics(client)
     }
 
     public static var current: ProcessSampler { ProcessSampler(pid: getpid()) }
 
-    /// A reading: CPU seconds used so far (user + system) and resident memory in bytes.
+    /// A reading: CPU seconds used so far (user + system), resident memory, and when it was taken.
     public struct Reading: Sendable {
         public var cpuSeconds: Double
         public var residentBytes: Int
         public var at: UInt64
     }
 
-    public func read() -> Reading? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        var resident = 0
-        if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-           let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") {
-            resident = kilobytes * 1024
+    public func read() async -> Reading? {
+        switch source {
+        case .process(let pid):
+            return readLocal(pid)
+        case .metrics(let client):
+            let values = await client.metrics()
+            guard let cpu = values["process_cpu_seconds_total"], let resident = values["process_resident_memory_bytes"] else { return nil }
+            return Reading(cpuSeconds: cpu, residentBytes: Int(resident), at: BenchClock.now())
         }
-        return Reading(cpuSeconds: (user + system) / ticksPerSecond, residentBytes: resident, at: BenchClock.now())
+    }
+
+    /// The /proc reading, without waiting (local processes only).
+    public func readLocal(_ pid: Int32) -> Reading? {
+        ProcessStatistics.read(pid: pid).map { Reading(cpuSeconds: $0.cpuSeconds, residentBytes: $0.residentBytes, at: BenchClock.now()) }
     }
 
     /// CPU use between two readings, in cores (1.0 = one core busy).

@@ -118,7 +118,7 @@ public struct LoadRun: Sendable {
             }
         }
 
-        let meter = BenchMeter(recorders: recorders, target: target, settings: settings)
+        let meter = await BenchMeter(recorders: recorders, target: target, settings: settings)
         let total = settings.warmupSeconds + settings.durationSeconds
         let clock = ContinuousClock()
         var tickAt = clock.now

@@ -28,6 +28,7 @@ struct CheckmarkRoutes: HTTPRoutes {
             guard let registry else { return eventLoop.makeSucceededFuture(.text(404, "metrics are disabled")) }
             var buffer = ByteBuffer()
             buffer.writeBytes(registry.emitToBuffer())
+            if let process = ProcessStatistics.read(countingDescriptors: true) { buffer.writeString(process.prometheusText) }
             return eventLoop.makeSucceededFuture(HTTPResponse(
                 status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: buffer))
         case .found(let route, let parameters):
