@@ -24,14 +24,18 @@ public struct JournalEvent: Sendable, Hashable {
     public var cid: ChannelCID?
     public var channelSeq: Int64?
     public var type: String
+    /// Who the event is for; nil for events journaled before the audience was kept (they cannot be
+    /// resumed from).
+    public var audience: EventAudience?
     /// The event's JSON as shared by all recipients (per-recipient counts left out).
     public var json: [UInt8]
 
-    public init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, json: [UInt8]) {
+    public init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8]) {
         self.seq = seq
         self.cid = cid
         self.channelSeq = channelSeq
         self.type = type
+        self.audience = audience
         self.json = json
     }
 }

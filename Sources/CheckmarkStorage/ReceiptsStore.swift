@@ -11,6 +11,9 @@ public protocol ReceiptsStore: AnyObject, Sendable {
     func commit(_ batch: CommitBatch) throws(StorageError)
     /// Journal entries with `seq > after`, oldest first, at most `limit`.
     func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry]
+    /// The journal events of one channel with `after < channel_seq <= through`, oldest first. Events the
+    /// retention policy removed are simply absent: the caller checks that the sequences are consecutive.
+    func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent]
     /// Removes journal history the policy no longer keeps.
     /// - Returns: how many entries and events were removed.
     func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int)

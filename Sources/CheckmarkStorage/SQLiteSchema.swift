@@ -84,6 +84,10 @@ enum SQLiteSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v2-event-audience") { db in
+            // Who each event is for (EventAudience.storedValue); NULL for events written before.
+            try db.execute(sql: "ALTER TABLE journal_events ADD COLUMN audience TEXT")
+        }
         return migrator
     }
 }

@@ -201,7 +201,7 @@ public final class SQLiteStore: ReceiptsStore {
     private static func write(_ batch: CommitBatch, to db: Database) throws {
         let insertEntry = try db.cachedStatement(sql: "INSERT INTO journal (seq, at, command) VALUES (?, ?, ?)")
         let insertEvent = try db.cachedStatement(sql: """
-            INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         var channelSeqs: [ChannelCID: Int64] = [:]
         var lastSeq: Int64?
@@ -214,7 +214,7 @@ public final class SQLiteStore: ReceiptsStore {
             for event in entry.events {
                 try insertEvent.execute(arguments: [
                     event.seq, entry.seq, event.cid?.description, event.channelSeq, event.type,
-                    String(decoding: event.json, as: UTF8.self),
+                    String(decoding: event.json, as: UTF8.self), event.audience?.storedValue,
                 ])
                 lastEventSeq = event.seq
                 if let cid = event.cid, let seq = event.channelSeq { channelSeqs[cid] = seq }
@@ -321,14 +321,11 @@ public final class SQLiteStore: ReceiptsStore {
                 }
                 guard let first = entries.first?.seq, let last = entries.last?.seq else { return entries }
                 for row in try Row.fetchAll(db, sql: """
-                    SELECT seq, command_seq, cid, channel_seq, type, payload FROM journal_events
+                    SELECT seq, command_seq, cid, channel_seq, type, payload, audience FROM journal_events
                     WHERE command_seq BETWEEN ? AND ? ORDER BY seq
                     """, arguments: [first, last]) {
                     guard let position = index[row["command_seq"]] else { continue }
-                    let payload: String = row["payload"]
-                    entries[position].events.append(JournalEvent(
-                        seq: row["seq"], cid: (row["cid"] as String?).flatMap(ChannelCID.init), channelSeq: row["channel_seq"],
-                        type: row["type"], json: Array(payload.utf8)))
+                    entries[position].events.append(Self.event(row))
                 }
                 return entries
             }
@@ -337,6 +334,28 @@ public final class SQLiteStore: ReceiptsStore {
         } catch {
             throw .unavailable(reason: "\(error)")
         }
+    }
+
+    public func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+        try checkOpen()
+        do {
+            return try queue.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT seq, cid, channel_seq, type, payload, audience FROM journal_events
+                    WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq
+                    """, arguments: [cid.description, after, through]).map(Self.event)
+            }
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+    }
+
+    private static func event(_ row: Row) -> JournalEvent {
+        let payload: String = row["payload"]
+        return JournalEvent(
+            seq: row["seq"], cid: (row["cid"] as String?).flatMap(ChannelCID.init), channelSeq: row["channel_seq"],
+            type: row["type"], audience: (row["audience"] as String?).flatMap(EventAudience.init(storedValue:)),
+            json: Array(payload.utf8))
     }
 
     public func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {

@@ -121,7 +121,7 @@ struct StorageRoundTripTests {
         // Ten journal entries of one channel, each with one event.
         for index in 1...10 {
             seq += 1
-            let event = JournalEvent(seq: Int64(index), cid: Self.general, channelSeq: Int64(index), type: "message.read", json: Array("{}".utf8))
+            let event = JournalEvent(seq: Int64(index), cid: Self.general, channelSeq: Int64(index), type: "message.read", audience: index == 8 ? .user("bob") : .watchers, json: Array("{}".utf8))
             let command = ReceiptsCommand.markRead(cid: Self.general, userID: "bob", messageID: nil)
             try store.commit(CommitBatch(entries: [JournalEntry(seq: seq, at: Timestamp(rawValue: Int64(index)), command: command, events: [event])],
                                          footprint: StateFootprint(), engine: engine))
@@ -130,6 +130,8 @@ struct StorageRoundTripTests {
         #expect(removed.events == 6)
         let left = try store.journal(after: 0, limit: 100).flatMap(\.events).map(\.channelSeq)
         #expect(left == [7, 8, 9, 10])
+        #expect(try store.channelEvents(Self.general, after: 7, through: 9).map(\.channelSeq) == [8, 9])
+        #expect(try store.channelEvents(Self.general, after: 2, through: 10).map(\.audience) == [.watchers, .user("bob"), .watchers, .watchers])
         // By age: everything at or before 1970 plus a few seconds goes.
         let byAge = try store.prune(RetentionPolicy(maxAgeSeconds: 1), now: Timestamp(rawValue: 1_800_000_000_000_000))
         #expect(byAge.entries == Int(seq))

@@ -22,16 +22,20 @@ public final class ChatConnection: Sendable {
         self.userID = userID
     }
 
-    /// Connects and waits for the first `health.check`.
+    /// Connects and waits for the first `health.check`. `resume` names channels to watch at once, each
+    /// with the last `channel_seq` seen: the server answers each as a `watch` with `last_seq` whose
+    /// reply carries the `request_id` `resume:<cid>` and arrives as an event.
     /// - Throws: ``ChatClientError/refused(code:message:closeCode:)`` when the server sends an error
     ///   event and closes (bad key or token, limits), or the WebSocket layer's errors.
     public static func connect(
         host: String, port: Int, apiKey: String, userID: String, token: String, userDetails: [(String, JSONValue)] = [],
-        compression: PerMessageDeflateConfiguration = .disabled, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        resume: [(ChannelCID, Int64)] = [], compression: PerMessageDeflateConfiguration = .disabled, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         timeout: TimeAmount = .seconds(10)
     ) async throws -> ChatConnection {
         var json = JSONWriter()
-        json.value(.object([("user_id", .string(userID)), ("user_details", .object([("id", .string(userID))] + userDetails))]))
+        var fields: [(String, JSONValue)] = [("user_id", .string(userID)), ("user_details", .object([("id", .string(userID))] + userDetails))]
+        if !resume.isEmpty { fields.append(("resume", .object(resume.map { ($0.0.description, .number(Double($0.1))) }))) }
+        json.value(.object(fields))
         let query = "json=\(percentEncode(String(decoding: json.bytes, as: UTF8.self)))&api_key=\(percentEncode(apiKey))&authorization=\(percentEncode(token))&stream-auth-type=jwt"
         let core = Core()
         try await WebSocketClient.connect(
@@ -95,10 +99,14 @@ public final class ChatConnection: Sendable {
     /// Sends raw text without waiting for anything (for tests of bad input).
     public func send(raw text: String) { core.send(text) }
 
-    /// Starts watching; returns the channel state (`read`, `messages`, `watcher_count`).
+    /// Starts watching; returns the channel state (`read`, `messages`, `watcher_count`). With
+    /// `lastSeq`, the last `channel_seq` seen, the missed events follow the reply, then
+    /// `channel.resumed` or `channel.resume_failed`.
     @discardableResult
-    public func watch(_ cid: ChannelCID) async throws -> JSONValue {
-        try await request("watch", [("cid", .string(cid.description))])
+    public func watch(_ cid: ChannelCID, lastSeq: Int64? = nil) async throws -> JSONValue {
+        var fields: [(String, JSONValue)] = [("cid", .string(cid.description))]
+        if let lastSeq { fields.append(("last_seq", .number(Double(lastSeq)))) }
+        return try await request("watch", fields)
     }
 
     public func stopWatching(_ cid: ChannelCID) async throws {

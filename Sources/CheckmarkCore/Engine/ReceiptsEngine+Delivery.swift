@@ -28,11 +28,9 @@ extension ReceiptsEngine {
             let channel = channels[cid]!
             let message = channel.messages[index]
             let recipients = receiptRecipients(of: channel, subject: userID, shareable: user.privacy.deliveryReceipts)
-            if !recipients.isEmpty {
-                events.append(ReceiptsEvent(
-                    payload: .messageDelivered(user: user, lastDeliveredMessageID: message.id, lastDeliveredAt: at),
-                    cid: cid, createdAt: now, recipients: recipients))
-            }
+            events.append(ReceiptsEvent(
+                payload: .messageDelivered(user: user, lastDeliveredMessageID: message.id, lastDeliveredAt: at),
+                cid: cid, createdAt: now, recipients: recipients))
         }
         return changed ? ReceiptsOutcome(events: events) : .unchanged
     }

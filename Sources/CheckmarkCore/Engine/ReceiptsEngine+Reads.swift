@@ -29,22 +29,19 @@ extension ReceiptsEngine {
             let read = channel.members[userID]!.read
             lastReadMessageID = read.lastReadMessageID
             if type(of: channel).readEvents {
+                // Emitted even with no one watching: the journal keeps it for clients that resume.
                 let recipients = receiptRecipients(of: channel, subject: userID, shareable: reader.privacy.readReceipts)
-                if !recipients.isEmpty {
-                    events.append(ReceiptsEvent(
-                        payload: .messageRead(user: reader, lastReadMessageID: read.lastReadMessageID),
-                        cid: plan.cid, createdAt: read.lastRead, recipients: recipients))
-                }
+                events.append(ReceiptsEvent(
+                    payload: .messageRead(user: reader, lastReadMessageID: read.lastReadMessageID),
+                    cid: plan.cid, createdAt: read.lastRead, recipients: recipients))
             }
         }
         guard changed else { return .unchanged }
         let own = ownRecipients(of: userID, withCounts: true)
-        if !own.isEmpty {
-            let single = !allChannels && plans.count == 1
-            events.append(ReceiptsEvent(
-                payload: .notificationMarkRead(user: reader, lastReadMessageID: single ? lastReadMessageID : nil),
-                cid: single ? plans[0].cid : nil, createdAt: now, recipients: own))
-        }
+        let single = !allChannels && plans.count == 1
+        events.append(ReceiptsEvent(
+            payload: .notificationMarkRead(user: reader, lastReadMessageID: single ? lastReadMessageID : nil),
+            cid: single ? plans[0].cid : nil, createdAt: now, recipients: own))
         return ReceiptsOutcome(events: events)
     }
 
@@ -66,15 +63,12 @@ extension ReceiptsEngine {
         let unread = change.new
 
         let own = ownRecipients(of: userID, withCounts: true)
-        var events: [ReceiptsEvent] = []
-        if !own.isEmpty {
-            events.append(ReceiptsEvent(
-                payload: .notificationMarkUnread(
-                    user: reader, firstUnreadMessageID: message.id, lastReadMessageID: read.lastReadMessageID,
-                    lastReadAt: read.lastRead, unreadMessages: unread),
-                cid: cid, createdAt: now, recipients: own))
-        }
-        return ReceiptsOutcome(events: events)
+        let event = ReceiptsEvent(
+            payload: .notificationMarkUnread(
+                user: reader, firstUnreadMessageID: message.id, lastReadMessageID: read.lastReadMessageID,
+                lastReadAt: read.lastRead, unreadMessages: unread),
+            cid: cid, createdAt: now, recipients: own)
+        return ReceiptsOutcome(events: [event])
     }
 
     /// The message a mark unread starts from, checked against the window of the channel's newest messages.

@@ -6,6 +6,11 @@ public struct EncodedEvent: Sendable, Hashable {
     /// Whether recipients' counts are appended.
     public var carriesCounts: Bool
 
+    public init(prefix: [UInt8], carriesCounts: Bool) {
+        self.prefix = prefix
+        self.carriesCounts = carriesCounts
+    }
+
     /// The bytes after ``prefix`` for one recipient: its counts (if carried) and the closing brace.
     public func suffix(for counts: UnreadCounts?) -> [UInt8] {
         var out: [UInt8] = []

@@ -1,10 +1,12 @@
-/// An event the core decided to send, with exactly the connections that receive it.
+/// An event the core decided to emit, with exactly the connections that receive it now (possibly
+/// none: channel receipts and a user's own notifications are emitted, and journaled, even when no
+/// connection is open to receive them, so that a client that resumes later gets them).
 public struct ReceiptsEvent: Sendable, Hashable {
     public var payload: ReceiptsEventPayload
     /// Absent only for mark-all-read.
     public var cid: ChannelCID?
     public var createdAt: Timestamp
-    /// Receivers in a deterministic order; counts are set when the event type carries them.
+    /// Receivers in a deterministic order, possibly none; counts are set when the event type carries them.
     public var recipients: [Recipient]
 
     public init(payload: ReceiptsEventPayload, cid: ChannelCID?, createdAt: Timestamp, recipients: [Recipient]) {
@@ -16,6 +18,17 @@ public struct ReceiptsEvent: Sendable, Hashable {
 
     /// The Stream event type.
     public var type: String { payload.type }
+
+    /// Who the event is for, decided with the privacy settings it was emitted under.
+    public var audience: EventAudience {
+        switch payload {
+        case .messageNew: .watchers
+        case .notificationMessageNew: .nonWatchingMembers
+        case .messageRead(let user, _): user.privacy.readReceipts ? .watchers : .userWatching(user.id)
+        case .messageDelivered(let user, _, _): user.privacy.deliveryReceipts ? .watchers : .userWatching(user.id)
+        case .notificationMarkRead(let user, _), .notificationMarkUnread(let user, _, _, _, _): .user(user.id)
+        }
+    }
 }
 
 /// One receiving connection and what varies for it.
@@ -52,6 +65,14 @@ public enum ReceiptsEventPayload: Sendable, Hashable {
         case .messageDelivered: "message.delivered"
         case .notificationMarkRead: "notification.mark_read"
         case .notificationMarkUnread: "notification.mark_unread"
+        }
+    }
+
+    /// Whether events of this Stream type carry the recipient's unread counts.
+    public static func carriesCounts(type: String) -> Bool {
+        switch type {
+        case "message.new", "notification.message_new", "notification.mark_read", "notification.mark_unread": true
+        default: false
         }
     }
 

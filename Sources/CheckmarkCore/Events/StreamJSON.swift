@@ -76,8 +76,9 @@ public enum StreamJSON {
         writer.endObject()
     }
 
-    /// Encodes an event once for all its recipients.
-    public static func encode(_ event: ReceiptsEvent) -> EncodedEvent {
+    /// Encodes an event once for all its recipients. `channelSeq`, the event's place in its channel's
+    /// journal, goes out as `channel_seq`: what a client passes back to resume the channel.
+    public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil) -> EncodedEvent {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
         writer.field("type", event.type)
@@ -86,6 +87,7 @@ public enum StreamJSON {
             writer.field("channel_id", cid.id)
             writer.field("channel_type", cid.type)
         }
+        if let channelSeq { writer.field("channel_seq", Int(channelSeq)) }
         writer.field("created_at", event.createdAt)
         var carriesCounts = false
         switch event.payload {

@@ -25,6 +25,37 @@ enum RequestFields {
         return text
     }
 
+    /// A channel sequence (`last_seq`): absent or null, or an integer from 0 to 2^53.
+    static func optionalSequence(_ object: JSONValue?, _ key: String) throws(WireError) -> Int64? {
+        guard let value = object?[key] else { return nil }
+        if case .null = value { return nil }
+        return try sequence(value, key)
+    }
+
+    /// An integer from 0 to 2^53, the range a channel sequence takes.
+    static func sequence(_ value: JSONValue, _ key: String) throws(WireError) -> Int64 {
+        guard let number = value.intValue, number >= 0, number <= 1 << 53 else {
+            throw .invalid("\(key) must be a non-negative integer (a channel_seq the client saw)")
+        }
+        return Int64(number)
+    }
+
+    /// The `resume` map of `/connect`: `{cid: last channel_seq seen}`, at most `limit` channels.
+    static func resumeMap(_ value: JSONValue?, limit: Int) throws(WireError) -> [(ChannelCID, Int64)] {
+        guard let value else { return [] }
+        if case .null = value { return [] }
+        guard let entries = value.objectValue else { throw .invalid("resume must be an object of cid to last channel_seq") }
+        guard entries.count <= limit else { throw .invalid("resume names more than \(limit) channels") }
+        var result: [(ChannelCID, Int64)] = []
+        var seen: Set<ChannelCID> = []
+        for (key, seq) in entries {
+            guard let cid = ChannelCID(key) else { throw .invalid("resume: \(key) is not a channel cid (type:id)") }
+            guard seen.insert(cid).inserted else { throw .invalid("resume names \(key) twice") }
+            result.append((cid, try sequence(seq, "resume[\(key)]")))
+        }
+        return result
+    }
+
     /// A boolean field that may be absent or null.
     static func optionalBool(_ object: JSONValue?, _ key: String) throws(WireError) -> Bool? {
         guard let value = object?[key] else { return nil }

@@ -9,9 +9,13 @@ public struct GatewayAuthenticator: Sendable {
     public var apiKey: String
     public var apiSecret: String
 
-    public init(apiKey: String, apiSecret: String) {
+    /// The most channels one `/connect` may resume: the per-connection watch limit.
+    public var maxResumeChannels: Int
+
+    public init(apiKey: String, apiSecret: String, maxResumeChannels: Int = GatewayLimits().maxWatchedChannelsPerConnection) {
         self.apiKey = apiKey
         self.apiSecret = apiSecret
+        self.maxResumeChannels = maxResumeChannels
     }
 
     /// Who connects, and the profile fields sent with the connection.
@@ -19,6 +23,8 @@ public struct GatewayAuthenticator: Sendable {
         public var userID: String
         /// `user_details` minus `id`: applied to the user on connect (created if missing).
         public var details: [(String, JSONValue)]
+        /// `resume`: channels to watch at once, each with the last `channel_seq` the client saw.
+        public var resume: [(ChannelCID, Int64)] = []
     }
 
     /// A refusal: the error event to send and the close code to end with.
@@ -52,6 +58,12 @@ public struct GatewayAuthenticator: Sendable {
             return .failure(Refusal(error: .unauthenticated("the token's user_id does not match json.user_id \(userID)"), closeCode: GatewayCloseCode.authenticationFailed))
         }
         let details = (json["user_details"]?.objectValue ?? []).filter { $0.0 != "id" }
-        return .success(Identity(userID: userID, details: details))
+        let resume: [(ChannelCID, Int64)]
+        do {
+            resume = try RequestFields.resumeMap(json["resume"], limit: maxResumeChannels)
+        } catch {
+            return .failure(Refusal(error: error, closeCode: GatewayCloseCode.authenticationFailed))
+        }
+        return .success(Identity(userID: userID, details: details, resume: resume))
     }
 }

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkStorage
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
 import CoreMetrics
@@ -21,6 +22,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private var refusedInARow = 0
     /// Events fanned out between registration and the first health.check, sent right after it.
     private var framesBeforeHealthCheck: [ByteBuffer] = []
+    /// Channels being resumed: their live events wait here until the missed ones are out.
+    private var resuming: [ChannelCID: [(frame: ByteBuffer, channelSeq: Int64?)]] = [:]
     /// When the outbound buffer last went over the limit (nil while under it).
     private var overLimitSince: NIODeadline?
 
@@ -56,6 +59,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         }
         holdsSlot = true
         userID = identity.userID
+        // Channels resumed on connect: their events wait from the start, so that the replay comes in order.
+        for (cid, _) in identity.resume { resuming[cid] = [] }
         let connectionID = Self.makeConnectionID()
         let service = gateway.service
         let userID = identity.userID
@@ -91,7 +96,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     self.sendJSON(event, type: "health.check")
                     let early = self.framesBeforeHealthCheck
                     self.framesBeforeHealthCheck = []
-                    for frame in early { self.deliver(frame: frame, type: "") }
+                    for frame in early { self.write(frame) }
+                    if case .success(let identity) = self.authentication {
+                        for (cid, after) in identity.resume {
+                            self.watch(cid, lastSeq: after, requestID: "resume:\(cid)", connectionID: connectionID, userID: userID, held: true)
+                        }
+                    }
                 case .failure(let error):
                     let wire = WireError(any: error)
                     self.refuse(wire, code: wire.code == "unknown_user" ? GatewayCloseCode.unknownUser : GatewayCloseCode.unavailable)
@@ -165,16 +175,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         switch request.kind {
         case .healthCheck:
             return
-        case .watch(let cid):
-            if !watched.contains(cid) && watched.count >= gateway.limits.maxWatchedChannelsPerConnection {
-                reply(error: WireError(code: "too_many_watched_channels",
-                                       message: "a connection may watch at most \(gateway.limits.maxWatchedChannelsPerConnection) channels",
-                                       httpStatus: 429, streamCode: 9), requestID: request.requestID)
-                return
-            }
-            watched.insert(cid)
-            result = service.submit(.watch(connectionID: connectionID, cid: cid))
-                .flatMap { _ in service.read { engine in try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID) } }
+        case .watch(let cid, let lastSeq):
+            watch(cid, lastSeq: lastSeq, requestID: request.requestID, connectionID: connectionID, userID: userID)
+            return
         case .stopWatching(let cid):
             watched.remove(cid)
             result = service.submit(.stopWatching(connectionID: connectionID, cid: cid)).map { _ in Self.emptyObject }
@@ -190,27 +193,117 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             result = service.submit(.markDelivered(userID: userID, latest: latest)).map { _ in Self.emptyObject }
         }
         let requestID = request.requestID
-        let kind = request.kind
         result.hop(to: eventLoop).assumeIsolated().whenComplete { outcome in
             switch outcome {
             case .success(let json):
                 self.reply(result: json, requestID: requestID)
             case .failure(let error):
-                if case .watch(let cid) = kind { self.watched.remove(cid) }
                 self.reply(error: WireError(any: error), requestID: requestID)
             }
         }
     }
 
+    /// Starts watching `cid`; replies with the channel's state. With `lastSeq`, the events missed
+    /// after it follow the reply, then `channel.resumed` (or `channel.resume_failed`), then the live
+    /// events, which wait meanwhile.
+    /// `held`: the channel's events are held already (a resume named on connect).
+    private func watch(_ cid: ChannelCID, lastSeq: Int64?, requestID: String?, connectionID: String, userID: String, held: Bool = false) {
+        let limits = gateway.limits
+        if !watched.contains(cid) && watched.count >= limits.maxWatchedChannelsPerConnection {
+            reply(error: WireError(code: "too_many_watched_channels",
+                                   message: "a connection may watch at most \(limits.maxWatchedChannelsPerConnection) channels",
+                                   httpStatus: 429, streamCode: 9), requestID: requestID)
+            if held { releaseHeld(cid) }
+            return
+        }
+        if lastSeq != nil && !held {
+            guard resuming[cid] == nil else {
+                reply(error: .invalid("channel \(cid) is being resumed already; wait for channel.resumed"), requestID: requestID)
+                return
+            }
+            resuming[cid] = []
+        }
+        watched.insert(cid)
+        let service = gateway.service
+        service.watch(connectionID: connectionID, userID: userID, cid: cid, resumingAfter: lastSeq, maxResumeEvents: limits.maxResumeEvents)
+            .flatMap { resume in
+                service.read { engine in
+                    (state: try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID), counts: engine.counts(for: userID), resume: resume)
+                }
+            }
+            .hop(to: eventLoop).assumeIsolated().whenComplete { outcome in
+                switch outcome {
+                case .success(let answer):
+                    self.reply(result: answer.state, requestID: requestID)
+                    if let resume = answer.resume { self.finishResume(resume, counts: answer.counts) }
+                case .failure(let error):
+                    self.watched.remove(cid)
+                    self.reply(error: WireError(any: error), requestID: requestID)
+                    if lastSeq != nil { self.releaseHeld(cid) }
+                }
+            }
+    }
+
+    /// Sends the replayed events merged in channel order with the user's own notifications that
+    /// reached the connection while it was held (those are not in the replay), then the marker, then
+    /// the live events after the seam.
+    private func finishResume(_ resume: ChannelResume, counts: UnreadCounts) {
+        let metrics = gateway.metrics
+        switch resume.outcome {
+        case .replayed(let events):
+            let held = resuming.removeValue(forKey: resume.cid) ?? []
+            // A connection that watched already got the watchers' events live: never twice.
+            let replayedSeqs = Set(events.compactMap(\.channelSeq))
+            var early = held.filter { ($0.channelSeq ?? .max) <= resume.head && !replayedSeqs.contains($0.channelSeq ?? -1) }[...]
+            for event in events {
+                while let next = early.first, let seq = next.channelSeq, seq < event.channelSeq ?? .max {
+                    write(next.frame)
+                    early.removeFirst()
+                }
+                var json = event.json
+                if ReceiptsEventPayload.carriesCounts(type: event.type) {
+                    json.removeLast()  // the stored object's closing brace: the recipient's counts go before it
+                    EncodedEvent(prefix: [], carriesCounts: true).appendSuffix(for: counts, to: &json)
+                }
+                sendJSON(json, type: event.type)
+            }
+            for next in early { write(next.frame) }
+            metrics.resumed(replayedEvents: events.count)
+            sendJSON(Self.resumeMarker(resume, replayed: events.count), type: "channel.resumed")
+            for next in held where (next.channelSeq ?? .max) > resume.head { write(next.frame) }
+        case .unavailable:
+            metrics.resumeFailed.increment()
+            sendJSON(Self.resumeMarker(resume, replayed: 0), type: "channel.resume_failed")
+            releaseHeld(resume.cid)
+        }
+    }
+
+    /// Writes the live events of `cid` held during a resume that did not replay.
+    private func releaseHeld(_ cid: ChannelCID) {
+        guard let held = resuming.removeValue(forKey: cid) else { return }
+        for next in held { write(next.frame) }
+    }
+
     // MARK: Events out
 
-    func deliver(frame: ByteBuffer, type: String) {
-        guard let session else { return }
+    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) {
+        guard session != nil else { return }
+        if let cid, resuming[cid] != nil {
+            resuming[cid]!.append((frame, channelSeq))
+            return
+        }
         guard connectionID != nil else {
             // Registered but the first health.check is not out yet: it must come first.
             framesBeforeHealthCheck.append(frame)
             return
         }
+        write(frame)
+    }
+
+    /// Writes one event frame, closing the connection as a slow consumer (4009) when its outbound
+    /// queue stayed over the limit for the grace period or passed the hard limit.
+    private func write(_ frame: ByteBuffer) {
+        guard let session else { return }
         let limits = gateway.limits
         // A writable socket holds less than the channel's high-water mark: no need to ask how much.
         let buffered = session.isWritable && limits.maxOutboundBufferBytes >= GatewayLimits.channelHighWaterMark
@@ -291,6 +384,29 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             bytes.append(contentsOf: Array(#","total_unread_count":\#(counts.totalUnread),"unread_count":\#(counts.totalUnread),"unread_channels":\#(counts.unreadChannels)}"#.utf8))
             w.key("me")
             w.raw(bytes)
+        }
+        w.endObject()
+        return w.bytes
+    }
+
+    /// `channel.resumed` (the missed events are out; live ones follow) or `channel.resume_failed` (the
+    /// client must re-read the channel's state), with the sequences they cover.
+    static func resumeMarker(_ resume: ChannelResume, replayed: Int) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        switch resume.outcome {
+        case .replayed: w.field("type", "channel.resumed")
+        case .unavailable: w.field("type", "channel.resume_failed")
+        }
+        w.field("cid", resume.cid.description)
+        w.field("channel_id", resume.cid.id)
+        w.field("channel_type", resume.cid.type)
+        w.field("created_at", WallClock.now())
+        w.field("last_seq", Int(resume.after))
+        w.field("channel_seq", Int(resume.head))
+        switch resume.outcome {
+        case .replayed: w.field("replayed", replayed)
+        case .unavailable(let reason): w.field("reason", reason)
         }
         w.endObject()
         return w.bytes

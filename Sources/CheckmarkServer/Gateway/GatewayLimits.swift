@@ -15,6 +15,9 @@ public struct GatewayLimits: Sendable, Hashable {
     public var maxOutboundBufferBytes: Int
     /// How long a connection may stay above ``maxOutboundBufferBytes`` (a burst it is catching up on).
     public var slowConsumerGraceMilliseconds: Int
+    /// Events one channel resume replays at most; a client further behind gets `channel.resume_failed`
+    /// and re-reads the channel's state.
+    public var maxResumeEvents: Int
     /// Past this many times ``maxOutboundBufferBytes`` a connection is disconnected at once: the bound
     /// on what one client can make the server hold.
     public static let hardOutboundLimitFactor = 8
@@ -23,7 +26,8 @@ public struct GatewayLimits: Sendable, Hashable {
 
     public init(maxConnectionsPerUser: Int = 64, maxConnections: Int = 100_000, maxWatchedChannelsPerConnection: Int = 1_000,
                 commandsPerSecond: Int = 200, commandBurst: Int = 400, maxOutboundBufferBytes: Int = 4 << 20,
-                slowConsumerGraceMilliseconds: Int = 5_000) {
+                slowConsumerGraceMilliseconds: Int = 5_000, maxResumeEvents: Int = ChannelResume.defaultMaxEvents) {
+        self.maxResumeEvents = maxResumeEvents
         self.maxConnectionsPerUser = maxConnectionsPerUser
         self.maxConnections = maxConnections
         self.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection

@@ -6,7 +6,8 @@ public struct GatewayRequest: Sendable, Hashable {
         /// Stream's keepalive (`{"type":"health.check"}`, alone or in an array): answered with a
         /// `health.check` event.
         case healthCheck
-        case watch(ChannelCID)
+        /// With `lastSeq`, the last `channel_seq` the client saw: the missed events are replayed first.
+        case watch(ChannelCID, lastSeq: Int64?)
         case stopWatching(ChannelCID)
         case sendMessage(ChannelCID, MessageDraft)
         case markRead(ChannelCID, messageID: String?)
@@ -64,7 +65,7 @@ public struct GatewayRequest: Sendable, Hashable {
         case "health.check":
             return .healthCheck
         case "watch":
-            return .watch(try RequestFields.cid(o))
+            return .watch(try RequestFields.cid(o), lastSeq: try RequestFields.optionalSequence(o, "last_seq"))
         case "stop_watching":
             return .stopWatching(try RequestFields.cid(o))
         case "send_message":

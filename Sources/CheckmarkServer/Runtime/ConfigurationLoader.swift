@@ -24,6 +24,7 @@ public enum ConfigurationLoader {
         ("command_burst", "commands a connection may send at once above the rate (default 400)"),
         ("max_outbound_buffer", "bytes queued for one connection before it is dropped as slow, 4009 (default 4194304)"),
         ("slow_consumer_grace", "milliseconds a connection may stay over max_outbound_buffer (default 5000)"),
+        ("max_resume_events", "events one channel resume replays; further back the client re-reads state (default 10000)"),
         ("max_message_size", "largest WebSocket message in bytes, 1009 past it (default 16777216)"),
         ("max_request_body", "largest REST request body in bytes, 413 past it (default 1048576)"),
         ("keepalive", "seconds of silence before the server pings, 0 disables (default 30)"),
@@ -106,6 +107,7 @@ public enum ConfigurationLoader {
         case "command_burst": c.gateway.commandBurst = try int()
         case "max_outbound_buffer": c.gateway.maxOutboundBufferBytes = try int()
         case "slow_consumer_grace": c.gateway.slowConsumerGraceMilliseconds = try int()
+        case "max_resume_events": c.gateway.maxResumeEvents = try int()
         case "max_message_size": c.maxMessageBytes = try int()
         case "max_request_body": c.maxRequestBodyBytes = try int()
         case "keepalive": c.keepaliveSeconds = try int()

@@ -55,7 +55,9 @@ public final class ReceiptsServer: Sendable {
             throw error
         }
         let gateway = Gateway(
-            service: service, authenticator: GatewayAuthenticator(apiKey: configuration.apiKey, apiSecret: configuration.apiSecret),
+            service: service, authenticator: GatewayAuthenticator(
+                apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
+                maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection),
             limits: configuration.gateway, metrics: metrics, logger: logger)
         let stoppingFlag = NIOLockedValueBox(false)
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret)

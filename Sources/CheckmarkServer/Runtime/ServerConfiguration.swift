@@ -51,7 +51,7 @@ public struct ServerConfiguration: Sendable {
             ("max connections per user", gateway.maxConnectionsPerUser), ("max connections", gateway.maxConnections),
             ("max watched channels", gateway.maxWatchedChannelsPerConnection), ("commands per second", gateway.commandsPerSecond),
             ("command burst", gateway.commandBurst), ("max outbound buffer", gateway.maxOutboundBufferBytes),
-            ("slow consumer grace", gateway.slowConsumerGraceMilliseconds),
+            ("slow consumer grace", gateway.slowConsumerGraceMilliseconds), ("max resume events", gateway.maxResumeEvents),
             ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
             ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {

@@ -7,8 +7,9 @@ public protocol EventSink: AnyObject {
     var eventLoop: any EventLoop { get }
     /// The window size of shared compressed frames this connection takes, or nil for plain frames.
     var sharedCompressionWindowBits: Int? { get }
-    /// One committed event's complete WebSocket frame for this connection.
-    func deliver(frame: ByteBuffer, type: String)
+    /// One committed event's complete WebSocket frame for this connection, with the event's type and,
+    /// for channel events, its channel and `channel_seq`.
+    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?)
 }
 
 /// An event encoded once for all its recipients, with its journal sequences.

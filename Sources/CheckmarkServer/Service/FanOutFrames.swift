@@ -52,7 +52,7 @@ enum FanOutFrames {
                 cache[key] = frames
             }
             let frame = sink.sharedCompressionWindowBits.flatMap { frames.compressed[$0] } ?? frames.plain
-            sink.deliver(frame: frame, type: event.type)
+            sink.deliver(frame: frame, type: event.type, cid: event.cid, channelSeq: event.channelSeq)
         }
     }
 }

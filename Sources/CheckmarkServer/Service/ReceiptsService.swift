@@ -44,6 +44,8 @@ public final class ReceiptsService: Sendable {
         var accepting = true
         var failed: StorageError?
         var sinks: [String: any EventSink] = [:]
+        /// Per open connection, the last journal event sequence when it opened.
+        var openedAfterEventSeq: [String: Int64] = [:]
         var drained: [EventLoopPromise<Void>] = []
 
         init(_ stored: StoredState) {
@@ -116,6 +118,39 @@ public final class ReceiptsService: Sendable {
         return promise.futureResult
     }
 
+    /// Makes a connection of `userID` watch `cid` (as ``submit(_:sink:)`` with `.watch`). With
+    /// `resumingAfter`, the last `channel_seq` the client saw, it also reads from the journal what the
+    /// connection missed: every event after that sequence up to the one at which the watch took effect,
+    /// so that together with the live events that follow there is no gap and no duplicate. Completes
+    /// once the watch is durable-ordered and the journal was read; fails as the watch command does.
+    public func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
+                      maxResumeEvents: Int = ChannelResume.defaultMaxEvents) -> EventLoopFuture<ChannelResume?> {
+        let promise = engineLoop.makePromise(of: ChannelResume?.self)
+        engineLoop.execute {
+            // A watch emits no event: the channel's sequence now is where live events will begin.
+            let head = self.state.value.channelSeqs[cid] ?? 0
+            let openedAfter = self.state.value.openedAfterEventSeq[connectionID] ?? .max
+            self.apply(.watch(connectionID: connectionID, cid: cid), sink: nil) { result in
+                switch result {
+                case .failure(let error):
+                    promise.fail(error)
+                case .success:
+                    guard let after else { return promise.succeed(nil) }
+                    if let early = ChannelResume.precheck(cid: cid, after: after, head: head, maxEvents: maxResumeEvents) {
+                        return promise.succeed(early)
+                    }
+                    // Every command applied before the watch is durable now: the journal holds up to head.
+                    let store = self.store
+                    self.writer.runIfActive(eventLoop: self.engineLoop) { try store.channelEvents(cid, after: after, through: head) }
+                        .map { ChannelResume.build(cid: cid, userID: userID, after: after, head: head, rows: $0, openedAfterEventSeq: openedAfter) }
+                        .flatMapErrorThrowing { error in throw ServiceError.storage((error as? StorageError) ?? .unavailable(reason: "\(error)")) }
+                        .cascade(to: promise)
+                }
+            }
+        }
+        return promise.futureResult
+    }
+
     private func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
         let state = state.value
         if let failed = state.failed {
@@ -135,8 +170,12 @@ public final class ReceiptsService: Sendable {
             enqueue(Pending(entry: nil, events: [], complete: complete, outcome: .failure(.rejected(error))))
         case .success(let outcome):
             switch command {
-            case .connect(let connectionID, _): if let sink { state.sinks[connectionID] = sink }
-            case .disconnect(let connectionID): state.sinks[connectionID] = nil
+            case .connect(let connectionID, _):
+                if let sink { state.sinks[connectionID] = sink }
+                state.openedAfterEventSeq[connectionID] = state.lastEventSeq
+            case .disconnect(let connectionID):
+                state.sinks[connectionID] = nil
+                state.openedAfterEventSeq[connectionID] = nil
             default: break
             }
             var entry: JournalEntry?
@@ -148,16 +187,17 @@ public final class ReceiptsService: Sendable {
                     state.channelSeqs[cid] = next
                     channelSeq = next
                 }
-                shared.append((event, SharedEvent(type: event.type, encoded: StreamJSON.encode(event), cid: event.cid, channelSeq: channelSeq)))
+                shared.append((event, SharedEvent(
+                    type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq), cid: event.cid, channelSeq: channelSeq)))
             }
             if outcome.changed && ReceiptsEngine.isDurable(command) {
                 state.lastSeq += 1
                 var events: [JournalEvent] = []
-                for (_, event) in shared {
+                for (event, encoded) in shared {
                     state.lastEventSeq += 1
                     events.append(JournalEvent(
-                        seq: state.lastEventSeq, cid: event.cid, channelSeq: event.channelSeq, type: event.type,
-                        json: event.encoded.prefix + [UInt8(ascii: "}")]))
+                        seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
+                        audience: event.audience, json: encoded.encoded.prefix + [UInt8(ascii: "}")]))
                 }
                 entry = JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
                 state.engine.addFootprint(of: command, to: &state.footprint)

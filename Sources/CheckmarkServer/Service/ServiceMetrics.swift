@@ -11,6 +11,11 @@ public final class ServiceMetrics: Sendable {
     public let slowConsumerDisconnects: Counter
     /// Receipts that rules 6-8 kept from other users (read or delivery events not sent to others).
     public let suppressedByPrivacy: Counter
+    /// Channel resumes that replayed the missed events, and how many events they replayed.
+    public let resumes: Counter
+    public let replayedEvents: Counter
+    /// Channel resumes the journal could not serve (`channel.resume_failed`).
+    public let resumeFailed: Counter
     public let commitBatchSize: Recorder
     public let commitLatency: Timer
     private let eventsByType: [String: Counter]
@@ -31,6 +36,9 @@ public final class ServiceMetrics: Sendable {
         framesOut = Counter(label: "checkmark_frames_out_total", factory: factory)
         slowConsumerDisconnects = Counter(label: "checkmark_slow_consumer_disconnects_total", factory: factory)
         suppressedByPrivacy = Counter(label: "checkmark_receipts_suppressed_by_privacy_total", factory: factory)
+        resumes = Counter(label: "checkmark_channel_resumes_total", factory: factory)
+        replayedEvents = Counter(label: "checkmark_events_replayed_total", factory: factory)
+        resumeFailed = Counter(label: "checkmark_channel_resumes_failed_total", factory: factory)
         commitBatchSize = Recorder(label: "checkmark_commit_batch_size", factory: factory)
         commitLatency = Timer(label: "checkmark_commit_duration_seconds", factory: factory)
         rejections = Counter(label: "checkmark_commands_rejected_total", factory: factory)
@@ -48,6 +56,11 @@ public final class ServiceMetrics: Sendable {
 
     func fannedOut(type: String, recipients: Int) {
         eventsByType[type]?.increment(by: Int64(recipients))
+    }
+
+    func resumed(replayedEvents count: Int) {
+        resumes.increment()
+        replayedEvents.increment(by: Int64(count))
     }
 
     func accepted(_ command: ReceiptsCommand) {
