@@ -50,7 +50,9 @@ public final class DataDirectory: Sendable {
     }
 
     /// The database file's path.
-    public var databasePath: String { path + "/checkmark.sqlite" }
+    public var databasePath: String { path + "/" + Self.databaseFileName }
+    /// The database's file name inside the directory.
+    public static let databaseFileName = "checkmark.sqlite"
 
     deinit {
         release()

@@ -32,6 +32,7 @@ public enum ConfigurationLoader {
         ("compression", "permessage-deflate: true or false (default true)"),
         ("journal_max_age", "seconds of journal history kept, 0 keeps all (default 0)"),
         ("journal_max_events_per_channel", "journal events kept per channel, 0 keeps all (default 0)"),
+        ("record", "write a live trace of every command and event to this file (docs/replay.md; default: none)"),
         ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
     ]
 
@@ -108,6 +109,7 @@ public enum ConfigurationLoader {
         case "max_outbound_buffer": c.gateway.maxOutboundBufferBytes = try int()
         case "slow_consumer_grace": c.gateway.slowConsumerGraceMilliseconds = try int()
         case "max_resume_events": c.gateway.maxResumeEvents = try int()
+        case "record": c.recordPath = value.isEmpty ? nil : value
         case "max_message_size": c.maxMessageBytes = try int()
         case "max_request_body": c.maxRequestBodyBytes = try int()
         case "keepalive": c.keepaliveSeconds = try int()

@@ -46,8 +46,10 @@ public final class ReceiptsServer: Sendable {
         let failure = NIOLockedValueBox<(@Sendable (StorageError) -> Void)?>(nil)
         let service: ReceiptsService
         do {
+            let recorder = try configuration.recordPath.map { path throws(TraceRecorder.Failure) in try TraceRecorder(path: path) }
             service = try await ReceiptsService.start(
                 store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger, compression: compression,
+                recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) })
         } catch {
             store.close()

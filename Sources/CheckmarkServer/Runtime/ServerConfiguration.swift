@@ -10,6 +10,8 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = "./checkmark-data"
+    /// Where to record a live trace of every command and event (`record`); nil records nothing.
+    public var recordPath: String?
     public var apiKey = ServerConfiguration.developmentAPIKey
     public var apiSecret = ServerConfiguration.developmentAPISecret
     public var logLevel: Logger.Level = .info

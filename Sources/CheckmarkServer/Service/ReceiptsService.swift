@@ -24,6 +24,11 @@ public final class ReceiptsService: Sendable {
     private let onFatalError: @Sendable (StorageError) -> Void
     /// How fanned-out frames are compressed for connections that share compression.
     let compression: PerMessageDeflateConfiguration
+    /// Receives every applied command and its events, when a trace is being recorded.
+    private let recorder: TraceRecorder?
+    /// Changes what the engine decided before it is stored and sent: only for proving that the replay
+    /// diff catches a build whose rules differ (`checkmark replay run` tests). Nil in production.
+    private let alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?
 
     /// One applied command waiting for its batch.
     private struct Pending {
@@ -59,7 +64,8 @@ public final class ReceiptsService: Sendable {
     /// Loads the state from `store` and starts serving on `engineLoop`.
     public static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
-        compression: PerMessageDeflateConfiguration = .init(),
+        compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
+        alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in }
     ) async throws -> ReceiptsService {
         let writer = NIOThreadPool(numberOfThreads: 1)
@@ -68,14 +74,17 @@ public final class ReceiptsService: Sendable {
         return try await engineLoop.submit {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, state: State(stored), metrics: metrics,
-                logger: logger, compression: compression, onFatalError: onFatalError)
+                logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, state: State,
                  metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
+                 recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void) {
         self.compression = compression
+        self.recorder = recorder
+        self.alteration = alteration
         self.store = store
         self.engineLoop = engineLoop
         self.writer = writer
@@ -168,7 +177,8 @@ public final class ReceiptsService: Sendable {
         case .failure(let error):
             metrics.rejected(error)
             enqueue(Pending(entry: nil, events: [], complete: complete, outcome: .failure(.rejected(error))))
-        case .success(let outcome):
+        case .success(var outcome):
+            alteration?(&outcome)
             switch command {
             case .connect(let connectionID, _):
                 if let sink { state.sinks[connectionID] = sink }
@@ -190,6 +200,7 @@ public final class ReceiptsService: Sendable {
                 shared.append((event, SharedEvent(
                     type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq), cid: event.cid, channelSeq: channelSeq)))
             }
+            recorder?.record(command, at: now, events: shared.map { ($0.0, $0.1.channelSeq, $0.1.encoded.prefix + [UInt8(ascii: "}")]) })
             if outcome.changed && ReceiptsEngine.isDurable(command) {
                 state.lastSeq += 1
                 var events: [JournalEvent] = []
@@ -327,9 +338,10 @@ public final class ReceiptsService: Sendable {
         try? await promise.futureResult.get()
     }
 
-    /// Drains, then closes storage and the writer thread.
+    /// Drains, then closes storage, the trace being recorded and the writer thread.
     public func close() async {
         await drain()
+        if let recorder = self.recorder { try? await engineLoop.submit { recorder.close() }.get() }
         store.close()
         try? await writer.shutdownGracefully()
     }

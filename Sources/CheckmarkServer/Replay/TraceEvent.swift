@@ -1,0 +1,32 @@
+import CheckmarkCore
+
+/// An event line of a trace: the event as shared by its recipients (counts left out), and either
+/// its recipient connections with their counts (recorded live) or its audience (from a journal).
+public struct TraceEvent: Sendable, Hashable {
+    /// The `seq` of the command line that produced it.
+    public var commandSeq: Int64
+    public var type: String
+    public var cid: ChannelCID?
+    public var channelSeq: Int64?
+    public var audience: EventAudience?
+    public var recipients: [Recipient]?
+    /// The event's JSON without per-recipient counts.
+    public var json: [UInt8]
+
+    public init(commandSeq: Int64, type: String, cid: ChannelCID?, channelSeq: Int64?, audience: EventAudience?,
+                recipients: [Recipient]?, json: [UInt8]) {
+        self.commandSeq = commandSeq
+        self.type = type
+        self.cid = cid
+        self.channelSeq = channelSeq
+        self.audience = audience
+        self.recipients = recipients
+        self.json = json
+    }
+
+    /// The JSON one recipient received: the shared object with that recipient's counts.
+    public func json(for counts: UnreadCounts?) -> [UInt8] {
+        guard ReceiptsEventPayload.carriesCounts(type: type), json.last == UInt8(ascii: "}") else { return json }
+        return EncodedEvent(prefix: Array(json.dropLast()), carriesCounts: true).json(for: counts)
+    }
+}

@@ -1,0 +1,55 @@
+import CheckmarkCore
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Writes a live trace (``TraceLine``) of everything a server accepts: each command the engine
+/// applied, with its time, and each event with the connections that received it and their counts.
+/// Called on the engine's event loop only; lines reach the file in apply order, buffered, and are
+/// flushed at ``close()``. A write error stops the recording (logged once by the caller), never the
+/// server.
+public final class TraceRecorder: @unchecked Sendable {
+    private let file: UnsafeMutablePointer<FILE>
+    private var commands: Int64 = 0
+    private var closed = false
+    public let path: String
+
+    /// Creates (or truncates) `path`.
+    /// - Throws: ``Failure`` when the file cannot be created.
+    public init(path: String) throws(Failure) {
+        guard let file = fopen(path, "w") else { throw Failure(path: path, reason: String(cString: strerror(errno))) }
+        self.file = file
+        self.path = path
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "cannot record a trace to \(path): \(reason)" }
+    }
+
+    /// Records one applied command and the events it produced (with their channel sequences).
+    func record(_ command: ReceiptsCommand, at: Timestamp, events: [(ReceiptsEvent, Int64?, [UInt8])]) {
+        guard !closed else { return }
+        commands += 1
+        write(TraceLine.command(seq: commands, at: at, command: command).json)
+        for (event, channelSeq, json) in events {
+            write(TraceLine.event(TraceEvent(
+                commandSeq: commands, type: event.type, cid: event.cid, channelSeq: channelSeq, audience: event.audience,
+                recipients: event.recipients, json: json)).json)
+        }
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        var line = bytes
+        line.append(UInt8(ascii: "\n"))
+        _ = line.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    }
+
+    /// Flushes and closes the file; later records are ignored.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        fflush(file)
+        fclose(file)
+    }
+}

@@ -1,0 +1,114 @@
+import CheckmarkClient
+import CheckmarkCore
+import CheckmarkServer
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// `checkmark replay run`: a trace recorded from a real server replays with zero differences, a
+    /// build whose rules differ is caught by the diff, and privacy flips never let a withheld receipt
+    /// through (docs/replay.md).
+    @Suite("Replay: record, re-run, diff", .serialized)
+    struct ReplayTests {
+        static let general = TestServer.general
+
+        /// Records a session with privacy flips over real sockets and returns the trace's lines.
+        static func recordSession() async throws -> [TraceLine] {
+            let trace = NSTemporaryDirectory() + "checkmark-trace-\(UUID().uuidString).jsonl"
+            defer { try? FileManager.default.removeItem(atPath: trace) }
+            let server = try await TestServer.start { $0.recordPath = trace }
+            try await server.run(.createChannelType(ChannelType(name: "team", readEvents: true, deliveryEvents: true)))
+            let team = ChannelCID(type: "team", id: "core")
+            try await server.setUp(users: ["alice", "bob", "carol"], cid: team)
+            let alice = try await server.connect("alice")
+            let bob = try await server.connect("bob")
+            let carol = try await server.connect("carol")
+            for connection in [alice, bob, carol] { try await connection.watch(team) }
+            for round in 1...4 {
+                let id = "m\(round)"
+                try await alice.sendMessage(team, text: "round \(round)", id: id)
+                try await bob.markDelivered([(team, id)])
+                // Carol turns her receipts off on even rounds and on again on odd ones.
+                let enabled = round % 2 == 1
+                try await server.run(.updateUser(UserPatch(id: "carol", set: [("privacy_settings", .object([
+                    ("read_receipts", .object([("enabled", .bool(enabled))])),
+                    ("delivery_receipts", .object([("enabled", .bool(enabled))])),
+                ]))])))
+                try await carol.markDelivered([(team, id)])
+                try await carol.markRead(team)
+                try await bob.markRead(team, messageID: id)
+            }
+            try await alice.markUnread(team, messageID: "m3")
+            bob.close()
+            try await alice.sendMessage(team, text: "after bob left", id: "m5")
+            _ = await carol.drain()
+            await server.stop()
+            return try TraceFile.lines(atPath: trace)
+        }
+
+        @Test func recordedTraceReplaysWithZeroDifferences() async throws {
+            let lines = try await Self.recordSession()
+            let report = try await ReplayRunner.run(lines)
+            #expect(report.differences == [])
+            #expect(report.privacyViolations == [])
+            #expect(report.connections == 3 && report.eventsCompared > 40)
+        }
+
+        @Test func buildThatForgetsDeliveryReceiptsIsCaughtByTheDiff() async throws {
+            let lines = try await Self.recordSession()
+            let report = try await ReplayRunner.run(lines, alteration: { outcome in
+                outcome.events.removeAll { $0.type == "message.delivered" }
+            })
+            #expect(!report.passed)
+            #expect(report.differences.count == 3, "every connection saw a delivery receipt")
+            #expect(report.differences.allSatisfy { $0.contains("message.delivered") })
+        }
+
+        @Test func privacyFlipsNeverLetAWithheldReceiptThrough() async throws {
+            let lines = try await Self.recordSession()
+            // The trace holds receipts carol's settings withheld: they went to her connection only.
+            let withheld = lines.filter {
+                guard case .event(let event) = $0, event.type == "message.read", event.audience == .userWatching("carol") else { return false }
+                return event.recipients?.allSatisfy { $0.userID == "carol" } == true
+            }
+            #expect(withheld.count == 2)
+            let report = try await ReplayRunner.run(lines)
+            #expect(report.privacyViolations == [])
+            // A build that shows carol's reads to everyone is caught by the privacy check, not only the diff.
+            let leaky = try await ReplayRunner.run(lines, alteration: { outcome in
+                for index in outcome.events.indices where outcome.events[index].type == "message.read" {
+                    outcome.events[index].recipients.append(Recipient(connectionID: "eavesdropper", userID: "mallory", counts: nil))
+                }
+            })
+            #expect(leaky.privacyViolations.count == 2)
+            #expect(leaky.privacyViolations.allSatisfy { $0.contains("of carol") && $0.contains("mallory") })
+        }
+
+        @Test func traceLinesRoundTripAndBadLinesSayWhere() throws {
+            let line = TraceLine.event(TraceEvent(
+                commandSeq: 3, type: "message.read", cid: Self.general, channelSeq: 9, audience: .userWatching("carol"),
+                recipients: [Recipient(connectionID: "c1", userID: "carol", counts: nil)], json: Array(#"{"type":"message.read"}"#.utf8)))
+            #expect(try TraceLine.parse(line.json, number: 1) == line)
+            #expect(throws: TraceLine.Failure.self) { try TraceLine.parse(Array(#"{"kind":"event"}"#.utf8), number: 7) }
+            do {
+                _ = try TraceLine.parse(Array("not json".utf8), number: 12)
+            } catch {
+                #expect(error.description.hasPrefix("trace line 12:"))
+            }
+        }
+
+        @Test func journalExportCannotBeRunButCanBeInspected() async throws {
+            let server = try await TestServer.start()
+            try await server.setUp(users: ["alice", "bob"])
+            try await server.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m1", text: "hi")))
+            try await server.run(.markRead(cid: Self.general, userID: "bob", messageID: nil))
+            await server.stop(removingData: false)
+            defer { try? FileManager.default.removeItem(atPath: server.directory) }
+            let lines = try TraceFile.journalLines(dataDirectory: server.directory)
+            let reads = TraceFilter(user: "bob", types: ["message.read"]).apply(lines)
+            #expect(reads.count == 2, "the mark read command and its message.read")
+            #expect(TraceFilter.describe(reads[1]).contains("message.read messaging:general seq=2 user=bob"))
+            await #expect(throws: ReplayRunner.Unrunnable.self) { try await ReplayRunner.run(lines) }
+        }
+    }
+}
