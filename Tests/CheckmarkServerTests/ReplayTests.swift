@@ -108,7 +108,7 @@ extension EndToEnd {
             let reads = TraceFilter(user: "bob", types: ["message.read"]).apply(lines)
             #expect(reads.count == 2, "the mark read command and its message.read")
             #expect(TraceFilter.describe(reads[1]).contains("message.read messaging:general seq=2 user=bob"))
-            await #expect(throws: ReplayRunner.Unrunnable.self) { try await ReplayRunner.run(lines) }
+            await #expect(throws: ReplayPlan.Unrunnable.self) { try await ReplayRunner.run(lines) }
         }
     }
 }

@@ -11,5 +11,7 @@ public struct ReplayReport: Sendable {
     public var differences: [String] = []
     public var seconds = 0.0
 
+    public init() {}
+
     public var passed: Bool { differences.isEmpty && privacyViolations.isEmpty }
 }
