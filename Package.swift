@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "CheckmarkBenchTests",
             dependencies: [
-                "CheckmarkBench", "CheckmarkServer",
+                "CheckmarkBench", "CheckmarkServer", "CheckmarkClient", "CheckmarkCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

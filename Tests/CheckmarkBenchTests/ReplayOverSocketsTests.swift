@@ -1,4 +1,6 @@
 import CheckmarkBench
+import CheckmarkClient
+import CheckmarkCore
 import CheckmarkServer
 import Foundation
 import Logging
@@ -51,5 +53,57 @@ struct ReplayOverSocketsTests {
         try? FileManager.default.removeItem(atPath: freshConfiguration.dataDirectory)
         #expect(overSockets.differences == [])
         #expect(overSockets.eventsCompared == inProcess.eventsCompared)
+    }
+}
+
+/// `checkmark replay record`: the live trace of a running server over `/admin/trace`.
+@Suite("Live trace of a running server", .serialized)
+struct LiveTraceTests {
+    @Test func recorderAttachedToARunningServerGetsEveryCommandFromThenOn() async throws {
+        let (server, configuration) = try await ReplayOverSocketsTests.startServer(recording: nil)
+        defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
+        let http = BenchHTTPClient(host: "127.0.0.1", port: server.port, apiKey: configuration.apiKey, apiSecret: ReplayOverSocketsTests.secret)
+        try await http.call("POST", "/users", body: .object([("users", .object([("early", .object([]))]))]))
+        let trace = NSTemporaryDirectory() + "checkmark-live-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let (readyStream, readyContinuation) = AsyncStream.makeStream(of: Void.self)
+        let recording = Task {
+            try await LiveTraceRecorder.record(
+                host: "127.0.0.1", port: server.port, apiKey: configuration.apiKey, apiSecret: ReplayOverSocketsTests.secret,
+                to: trace, seconds: 1.5, ready: { readyContinuation.yield() })
+        }
+        for await _ in readyStream { break }
+        try await http.call("POST", "/users", body: .object([("users", .object([("alice", .object([])), ("bob", .object([]))]))]))
+        try await http.call("POST", "/channels/messaging/live/query", body: .object([("data", .object([("members", .array([.string("alice"), .string("bob")]))]))]))
+        try await http.call("POST", "/channels/messaging/live/message", body: .object([("message", .object([("text", .string("hi")), ("user_id", .string("alice"))]))]))
+        try await http.call("POST", "/channels/messaging/live/read", body: .object([("user_id", .string("bob"))]))
+        let result = try await recording.value
+        await server.shutdown()
+
+        let lines = try TraceFile.lines(atPath: trace)
+        #expect(result.lines == lines.count && result.startedAt != nil && result.closeCode == nil)
+        let ops = lines.compactMap { line -> String? in
+            guard case .command(_, _, let command) = line else { return nil }
+            return ReplayRunner.op(command)
+        }
+        #expect(ops == ["upsert_user", "upsert_user", "create_channel", "send_message", "mark_read"], "from the attach on, not before")
+        let read = TraceFilter(user: "bob", types: ["message.read"]).apply(lines)
+        #expect(read.count == 2)
+    }
+
+    @Test func liveTraceNeedsAServerToken() async throws {
+        let (server, configuration) = try await ReplayOverSocketsTests.startServer(recording: nil)
+        defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
+        let trace = NSTemporaryDirectory() + "checkmark-refused-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        await #expect {
+            _ = try await LiveTraceRecorder.record(
+                host: "127.0.0.1", port: server.port, apiKey: configuration.apiKey, apiSecret: "not-the-secret-0123456789",
+                to: trace, seconds: 1)
+        } throws: { error in
+            guard case .handshakeFailed(let status, _, let body)? = error as? WebSocketClientError else { return false }
+            return status == 401 && body.contains("signature")
+        }
+        await server.shutdown()
     }
 }

@@ -9,7 +9,6 @@ import NIOConcurrencyHelpers
 /// server.
 public final class TraceRecorder: @unchecked Sendable {
     private let file: UnsafeMutablePointer<FILE>
-    private var commands: Int64 = 0
     private var closed = false
     public let path: String
 
@@ -27,22 +26,26 @@ public final class TraceRecorder: @unchecked Sendable {
         public var description: String { "cannot record a trace to \(path): \(reason)" }
     }
 
-    /// Records one applied command and the events it produced (with their channel sequences).
-    func record(_ command: ReceiptsCommand, at: Timestamp, events: [(ReceiptsEvent, Int64?, [UInt8])]) {
-        guard !closed else { return }
-        commands += 1
-        write(TraceLine.command(seq: commands, at: at, command: command).json)
+    /// The trace lines of one applied command (numbered `seq`) and the events it produced, each with
+    /// its channel sequence and shared JSON.
+    static func lines(seq: Int64, _ command: ReceiptsCommand, at: Timestamp, events: [(ReceiptsEvent, Int64?, [UInt8])]) -> [[UInt8]] {
+        var lines = [TraceLine.command(seq: seq, at: at, command: command).json]
         for (event, channelSeq, json) in events {
-            write(TraceLine.event(TraceEvent(
-                commandSeq: commands, type: event.type, cid: event.cid, channelSeq: channelSeq, audience: event.audience,
+            lines.append(TraceLine.event(TraceEvent(
+                commandSeq: seq, type: event.type, cid: event.cid, channelSeq: channelSeq, audience: event.audience,
                 recipients: event.recipients, json: json)).json)
         }
+        return lines
     }
 
-    private func write(_ bytes: [UInt8]) {
-        var line = bytes
-        line.append(UInt8(ascii: "\n"))
-        _ = line.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    /// Appends lines to the file, each followed by a newline.
+    func write(_ lines: [[UInt8]]) {
+        guard !closed else { return }
+        for bytes in lines {
+            var line = bytes
+            line.append(UInt8(ascii: "\n"))
+            _ = line.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        }
     }
 
     /// Flushes and closes the file; later records are ignored.

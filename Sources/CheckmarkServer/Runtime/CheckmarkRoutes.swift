@@ -11,9 +11,20 @@ struct CheckmarkRoutes: HTTPRoutes {
     let registry: PrometheusCollectorRegistry?
     let readiness: @Sendable () -> Bool
 
-    func isWebSocketPath(_ path: String) -> Bool { path == "/connect" }
+    func isWebSocketPath(_ path: String) -> Bool { path == "/connect" || path == Self.tracePath }
+
+    /// The live trace's WebSocket endpoint (docs/replay.md).
+    static let tracePath = "/admin/trace"
 
     func webSocketApplication(for request: HTTPRequest, on eventLoop: any EventLoop) -> Result<any WebSocketApplication, HTTPResponseRejection> {
+        if request.path == Self.tracePath {
+            if let refusal = TraceStreamConnection.refusal(query: request.query, authenticator: gateway.authenticator, now: WallClock.now()) {
+                return .failure(HTTPResponseRejection(RESTAPI.error(refusal, since: .now())))
+            }
+            return .success(TraceStreamConnection(
+                service: gateway.service, eventLoop: eventLoop,
+                maxBufferedBytes: gateway.limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor))
+        }
         let authentication = gateway.authenticator.authenticate(query: request.query, now: WallClock.now())
         return .success(GatewayConnection(eventLoop: eventLoop, gateway: gateway, authentication: authentication))
     }

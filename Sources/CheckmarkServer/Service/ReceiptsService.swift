@@ -51,6 +51,10 @@ public final class ReceiptsService: Sendable {
         var sinks: [String: any EventSink] = [:]
         /// Per open connection, the last journal event sequence when it opened.
         var openedAfterEventSeq: [String: Int64] = [:]
+        /// Live trace readers (`/admin/trace`), by id.
+        var traceSubscribers: [String: TraceSubscriber] = [:]
+        /// Commands applied while a trace was being taken: numbers the trace's command lines.
+        var tracedCommands: Int64 = 0
         var drained: [EventLoopPromise<Void>] = []
 
         init(_ stored: StoredState) {
@@ -200,7 +204,14 @@ public final class ReceiptsService: Sendable {
                 shared.append((event, SharedEvent(
                     type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq), cid: event.cid, channelSeq: channelSeq)))
             }
-            recorder?.record(command, at: now, events: shared.map { ($0.0, $0.1.channelSeq, $0.1.encoded.prefix + [UInt8(ascii: "}")]) })
+            if recorder != nil || !state.traceSubscribers.isEmpty {
+                state.tracedCommands += 1
+                let lines = TraceRecorder.lines(
+                    seq: state.tracedCommands, command, at: now,
+                    events: shared.map { ($0.0, $0.1.channelSeq, $0.1.encoded.prefix + [UInt8(ascii: "}")]) })
+                recorder?.write(lines)
+                for subscriber in state.traceSubscribers.values { subscriber.send(lines) }
+            }
             if outcome.changed && ReceiptsEngine.isDurable(command) {
                 state.lastSeq += 1
                 var events: [JournalEvent] = []
@@ -309,6 +320,26 @@ public final class ReceiptsService: Sendable {
                 FanOutFrames.deliver(shared, to: transfer.wrappedValue, compression: compression)
             }
         }
+    }
+
+    // MARK: Live trace
+
+    /// Starts sending `subscriber` the trace lines of every command applied from now on, after a
+    /// first line `{"kind":"start","at":...}` that says from when.
+    public func addTraceSubscriber(_ subscriber: TraceSubscriber) {
+        engineLoop.execute {
+            self.state.value.traceSubscribers[subscriber.id] = subscriber
+            var w = JSONWriter()
+            w.beginObject()
+            w.field("kind", "start")
+            w.field("at", WallClock.now())
+            w.endObject()
+            subscriber.send([w.bytes])
+        }
+    }
+
+    public func removeTraceSubscriber(id: String) {
+        engineLoop.execute { self.state.value.traceSubscribers[id] = nil }
     }
 
     // MARK: Retention
