@@ -14,9 +14,7 @@ struct ReplayRecordCommand: AsyncParsableCommand {
     @Option(help: "The running server, ws://host:port.") var url: String
     @Option(help: "The trace file to write.") var out: String
     @Option(help: "Seconds to record.") var seconds: Double = 60
-    @Option(help: "The server's api_key (default: the development key).") var apiKey = ServerConfiguration.developmentAPIKey
-    @Option(help: "The server's api_secret, to sign the server token (default: the development secret).")
-    var apiSecret = ServerConfiguration.developmentAPISecret
+    @OptionGroup var credentials: ServerCredentials
 
     func validate() throws {
         guard WebSocketURL(url) != nil else { throw ValidationError("--url must be ws://host:port, not \(url)") }
@@ -26,7 +24,7 @@ struct ReplayRecordCommand: AsyncParsableCommand {
     func run() async throws {
         let target = WebSocketURL(url)!
         let result = try await LiveTraceRecorder.record(
-            host: target.host, port: target.port, apiKey: apiKey, apiSecret: apiSecret, to: out, seconds: seconds)
+            host: target.host, port: target.port, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, to: out, seconds: seconds)
         var text = "recorded \(result.lines) lines to \(out)"
         if let started = result.startedAt { text += " (from \(started))" }
         if let code = result.closeCode { text += "; the server ended the stream early (close \(code.rawValue))" }

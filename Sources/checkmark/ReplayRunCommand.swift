@@ -15,9 +15,7 @@ struct ReplayRunCommand: AsyncParsableCommand {
     @Option(help: "Re-run at the recorded pace times this factor (2 is twice as fast); default: as fast as possible.") var speed: Double?
     @Flag(help: "No progress bar.") var quiet = false
     @Option(help: "A fresh (empty) server to re-run against over real sockets, ws://host:port; default: in process.") var url: String?
-    @Option(help: "The server's api_key, with --url (default: the development key).") var apiKey = ServerConfiguration.developmentAPIKey
-    @Option(help: "The server's api_secret, with --url, to sign tokens (default: the development secret).")
-    var apiSecret = ServerConfiguration.developmentAPISecret
+    @OptionGroup var credentials: ServerCredentials
 
     func validate() throws {
         if let speed, speed <= 0 { throw ValidationError("--speed must be positive") }
@@ -41,7 +39,7 @@ struct ReplayRunCommand: AsyncParsableCommand {
         let report: ReplayReport
         if let url, let target = WebSocketURL(url) {
             report = try await RemoteReplay.run(
-                lines, host: target.host, port: target.port, apiKey: apiKey, apiSecret: apiSecret, speed: speed, progress: progress)
+                lines, host: target.host, port: target.port, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, speed: speed, progress: progress)
         } else {
             report = try await ReplayRunner.run(lines, speed: speed, progress: progress)
         }

@@ -66,9 +66,7 @@ extension EndToEnd {
             let alice = try await server.connect("alice")
             try await alice.sendMessage(Self.general, text: "one", id: "m1")
             try await alice.sendMessage(Self.general, text: "two", id: "m2")
-            let bob = try await ChatConnection.connect(
-                host: "127.0.0.1", port: server.port, apiKey: TestServer.apiKey, userID: "bob", token: TestServer.token("bob"),
-                resume: [(Self.general, 1)], group: TestServer.clientGroup)
+            let bob = try await server.connect("bob", resume: [(Self.general, 1)])
             let reply = await bob.nextEvent(ofType: ["reply"])
             #expect(reply?.json?["request_id"]?.stringValue == "resume:messaging:general")
             let missed = await bob.nextEvent(ofType: ["message.new"])
@@ -138,9 +136,7 @@ extension EndToEnd {
                 } throws: { ($0 as? ChatClientError)?.code == "invalid_argument" }
             }
             await #expect {
-                _ = try await ChatConnection.connect(
-                    host: "127.0.0.1", port: server.port, apiKey: TestServer.apiKey, userID: "alice", token: TestServer.token("alice"),
-                    resume: [(ChannelCID(type: "messaging", id: "general"), -4)], group: TestServer.clientGroup)
+                _ = try await server.connect("alice", resume: [(Self.general, -4)])
             } throws: { error in
                 guard case .refused(let code, _, let close)? = error as? ChatClientError else { return false }
                 return code == "invalid_argument" && close == GatewayCloseCode.authenticationFailed
@@ -184,9 +180,7 @@ extension EndToEnd {
                         var cuts = 0
                         while true {
                             let done = loadDone.withLockedValue { $0 }
-                            let connection = try await ChatConnection.connect(
-                                host: "127.0.0.1", port: server.port, apiKey: TestServer.apiKey, userID: reader,
-                                token: TestServer.token(reader), resume: [(Self.general, lastSeen)], group: TestServer.clientGroup)
+                            let connection = try await server.connect(reader, resume: [(Self.general, lastSeen)])
                             // Read for a random while (or, after the load, until the stream is quiet).
                             let until = NIODeadline.now() + .milliseconds(Int64.random(in: 0...60))
                             while done || NIODeadline.now() < until {

@@ -47,10 +47,11 @@ struct TestServer {
         return JWT.sign(claims: .object(claims), secret: secret)
     }
 
-    func connect(_ userID: String, details: [(String, JSONValue)] = [], token: String? = nil, apiKey: String = apiKey) async throws -> ChatConnection {
+    func connect(_ userID: String, details: [(String, JSONValue)] = [], token: String? = nil, apiKey: String = apiKey,
+                 resume: [(ChannelCID, Int64)] = []) async throws -> ChatConnection {
         try await ChatConnection.connect(
             host: "127.0.0.1", port: port, apiKey: apiKey, userID: userID, token: token ?? Self.token(userID), userDetails: details,
-            group: Self.clientGroup)
+            resume: resume, group: Self.clientGroup)
     }
 
     /// Applies commands directly (setup that has no REST route yet).
