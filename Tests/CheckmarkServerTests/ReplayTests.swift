@@ -2,6 +2,7 @@ import CheckmarkClient
 import CheckmarkCore
 import CheckmarkServer
 import Foundation
+import NIOCore
 import Testing
 
 extension EndToEnd {
@@ -82,6 +83,18 @@ extension EndToEnd {
             })
             #expect(leaky.privacyViolations.count == 2)
             #expect(leaky.privacyViolations.allSatisfy { $0.contains("of carol") && $0.contains("mallory") })
+        }
+
+        @Test func fullDiskStopsTheRecordingNotTheServer() async throws {
+            let server = try await TestServer.start { $0.recordPath = "/dev/full" }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "bob"])
+            // Far more than stdio's buffer: the writes fail part way.
+            for index in 1...300 {
+                try await server.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m\(index)", text: String(repeating: "x", count: 200))))
+            }
+            let state = try await server.server.service.read { engine in engine.channels[Self.general]?.messages.count }.get()
+            #expect(state == 300)
         }
 
         @Test func traceLinesRoundTripAndBadLinesSayWhere() throws {

@@ -80,7 +80,8 @@ public struct TraceFilter: Sendable {
                 ?? json?["last_delivered_message_id"]?.stringValue { text += " message=\(id)" }
             if let recipients = event.recipients {
                 let users = Set(recipients.map(\.userID)).sorted()
-                text += " to \(recipients.count) connection(s) of [\(users.joined(separator: ","))]"
+                let shown = users.prefix(8).joined(separator: ",") + (users.count > 8 ? ",+\(users.count - 8) more" : "")
+                text += " to \(recipients.count) connection(s) of [\(shown)]"
             } else if let audience = event.audience {
                 text += " for \(audience.storedValue)"
             }

@@ -5,8 +5,8 @@ import NIOConcurrencyHelpers
 /// Writes a live trace (``TraceLine``) of everything a server accepts: each command the engine
 /// applied, with its time, and each event with the connections that received it and their counts.
 /// Called on the engine's event loop only; lines reach the file in apply order, buffered, and are
-/// flushed at ``close()``. A write error stops the recording (logged once by the caller), never the
-/// server.
+/// flushed at ``close()``. A write error (a full disk) stops the recording, never the server:
+/// ``write(_:)`` then returns the reason once, for the caller to log.
 public final class TraceRecorder: @unchecked Sendable {
     private let file: UnsafeMutablePointer<FILE>
     private var closed = false
@@ -38,14 +38,21 @@ public final class TraceRecorder: @unchecked Sendable {
         return lines
     }
 
-    /// Appends lines to the file, each followed by a newline.
-    func write(_ lines: [[UInt8]]) {
-        guard !closed else { return }
+    /// Appends lines to the file, each followed by a newline. Returns why recording stopped, the
+    /// first time a write fails; nil otherwise.
+    func write(_ lines: [[UInt8]]) -> String? {
+        guard !closed else { return nil }
         for bytes in lines {
             var line = bytes
             line.append(UInt8(ascii: "\n"))
-            _ = line.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            let written = line.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            if written != line.count {
+                let reason = String(cString: strerror(errno))
+                close()
+                return "writing the trace to \(path) failed (\(reason)); recording stopped"
+            }
         }
+        return nil
     }
 
     /// Flushes and closes the file; later records are ignored.

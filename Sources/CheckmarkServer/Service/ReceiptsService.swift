@@ -209,7 +209,7 @@ public final class ReceiptsService: Sendable {
                 let lines = TraceRecorder.lines(
                     seq: state.tracedCommands, command, at: now,
                     events: shared.map { ($0.0, $0.1.channelSeq, $0.1.encoded.prefix + [UInt8(ascii: "}")]) })
-                recorder?.write(lines)
+                if let failure = recorder?.write(lines) { logger.error("\(failure)") }
                 for subscriber in state.traceSubscribers.values { subscriber.send(lines) }
             }
             if outcome.changed && ReceiptsEngine.isDurable(command) {
