@@ -135,7 +135,8 @@ public final class ReceiptsService: Sendable {
     /// `resumingAfter`, the last `channel_seq` the client saw, it also reads from the journal what the
     /// connection missed: every event after that sequence up to the one at which the watch took effect,
     /// so that together with the live events that follow there is no gap and no duplicate. Completes
-    /// once the watch is durable-ordered and the journal was read; fails as the watch command does.
+    /// once the watch is durable-ordered and the journal was read (a journal that cannot be read gives
+    /// an unavailable resume); fails as the watch command does.
     public func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
                       maxResumeEvents: Int = ChannelResume.defaultMaxEvents) -> EventLoopFuture<ChannelResume?> {
         let promise = engineLoop.makePromise(of: ChannelResume?.self)
@@ -156,7 +157,10 @@ public final class ReceiptsService: Sendable {
                     let store = self.store
                     self.writer.runIfActive(eventLoop: self.engineLoop) { try store.channelEvents(cid, after: after, through: head) }
                         .map { ChannelResume.build(cid: cid, userID: userID, after: after, head: head, rows: $0, openedAfterEventSeq: openedAfter) }
-                        .flatMapErrorThrowing { error in throw ServiceError.storage((error as? StorageError) ?? .unavailable(reason: "\(error)")) }
+                        // The watch took effect: a journal that cannot be read makes the resume fail, not the watch.
+                        .recover { error in
+                            ChannelResume(cid: cid, after: after, head: head, outcome: .unavailable(reason: "the journal could not be read: \(error)"))
+                        }
                         .cascade(to: promise)
                 }
             }
