@@ -84,7 +84,7 @@ struct LiveTraceTests {
         #expect(result.lines == lines.count && result.startedAt != nil && result.closeCode == nil)
         let ops = lines.compactMap { line -> String? in
             guard case .command(_, _, let command) = line else { return nil }
-            return ReplayRunner.op(command)
+            return CommandCodec.op(command)
         }
         #expect(ops == ["upsert_user", "upsert_user", "create_channel", "send_message", "mark_read"], "from the attach on, not before")
         let read = TraceFilter(user: "bob", types: ["message.read"]).apply(lines)

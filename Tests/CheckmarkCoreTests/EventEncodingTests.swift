@@ -16,6 +16,23 @@ struct EventEncodingTests {
         #expect(Self.text(encoded.json(for: nil)) == #"{"type":"message.read","cid":"messaging:general","channel_id":"general","channel_type":"messaging","created_at":"2025-11-13T02:13:20.123456Z","user":{"id":"b","name":"B","role":"user","created_at":"1970-01-01T00:00:00.000000Z","updated_at":"1970-01-01T00:00:00.000000Z"},"last_read_message_id":"m1"}"#)
     }
 
+    @Test func storedFormComesBackAsTheSameEventWithItsChannelSeq() {
+        let user = User(id: "b", createdAt: Timestamp(rawValue: 0))
+        let cid = ChannelCID(type: "messaging", id: "general")
+        let read = StreamJSON.encode(ReceiptsEvent(
+            payload: .messageRead(user: user, lastReadMessageID: "m1"), cid: cid, createdAt: Timestamp(rawValue: 5), recipients: []),
+            channelSeq: 7)
+        let mark = StreamJSON.encode(ReceiptsEvent(
+            payload: .notificationMarkRead(user: user, lastReadMessageID: "m1"), cid: cid, createdAt: Timestamp(rawValue: 5), recipients: []),
+            channelSeq: 8)
+        #expect(Self.text(read.stored).contains(#""channel_seq":7,"#))
+        #expect(EncodedEvent(stored: read.stored, type: "message.read") == read)
+        #expect(EncodedEvent(stored: mark.stored, type: "notification.mark_read") == mark)
+        let counts = UnreadCounts(totalUnread: 3, unreadChannels: 1)
+        #expect(EncodedEvent(stored: mark.stored, type: "notification.mark_read").json(for: counts) == mark.json(for: counts))
+        #expect(Self.text(mark.json(for: counts)).hasSuffix(#""unread_count":3,"total_unread_count":3,"unread_channels":1}"#))
+    }
+
     @Test func countsVaryOnlyInTheSuffix() throws {
         var s = Scenario()
         try s.users("a", "b")

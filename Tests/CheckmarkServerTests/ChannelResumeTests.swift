@@ -58,6 +58,15 @@ struct ChannelResumeTests {
         #expect(Self.replayed(resume) == [3, 4, 6], "5 reached every connection of bob live; 6 went only to watching ones")
     }
 
+    @Test(arguments: [EventAudience.watchers, .user("bob"), .userWatching("carol"), .nonWatchingMembers])
+    func audienceSurvivesStorage(_ audience: EventAudience) {
+        #expect(EventAudience(storedValue: audience.storedValue) == audience)
+    }
+
+    @Test func unknownStoredAudienceIsRefused() {
+        #expect(EventAudience(storedValue: "user:") == nil && EventAudience(storedValue: "everyone") == nil)
+    }
+
     @Test func prunedStartIsReportedNotSkipped() {
         let resume = ChannelResume.build(cid: Self.general, userID: "bob", after: 2, head: 6, rows: [Self.row(5), Self.row(6)])
         guard case .unavailable(let reason) = resume.outcome else {

@@ -97,17 +97,24 @@ extension EndToEnd {
             #expect(state == 300)
         }
 
+        @Test func recordedPaceIsKeptTimesTheSpeed() throws {
+            let plan = try ReplayPlan([
+                .command(seq: 1, at: Timestamp(rawValue: 1_000_000), command: .disconnect(connectionID: "a")),
+                .command(seq: 2, at: Timestamp(rawValue: 2_000_000), command: .disconnect(connectionID: "b")),
+            ])
+            #expect(plan.pause(before: 1, speed: 2) == 0.5)
+            #expect(plan.pause(before: 1, speed: nil) == nil && plan.pause(before: 0, speed: 1) == nil)
+        }
+
         @Test func traceLinesRoundTripAndBadLinesSayWhere() throws {
             let line = TraceLine.event(TraceEvent(
                 commandSeq: 3, type: "message.read", cid: Self.general, channelSeq: 9, audience: .userWatching("carol"),
                 recipients: [Recipient(connectionID: "c1", userID: "carol", counts: nil)], json: Array(#"{"type":"message.read"}"#.utf8)))
             #expect(try TraceLine.parse(line.json, number: 1) == line)
             #expect(throws: TraceLine.Failure.self) { try TraceLine.parse(Array(#"{"kind":"event"}"#.utf8), number: 7) }
-            do {
-                _ = try TraceLine.parse(Array("not json".utf8), number: 12)
-            } catch {
-                #expect(error.description.hasPrefix("trace line 12:"))
-            }
+            #expect {
+                try TraceLine.parse(Array("not json".utf8), number: 12)
+            } throws: { ($0 as? TraceLine.Failure)?.description.hasPrefix("trace line 12:") == true }
         }
 
         @Test func journalExportCannotBeRunButCanBeInspected() async throws {

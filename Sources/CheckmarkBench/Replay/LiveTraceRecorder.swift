@@ -44,8 +44,9 @@ public enum LiveTraceRecorder {
         for await event in connection.events {
             switch event {
             case .text(let line):
-                if result.startedAt == nil, line.hasPrefix(#"{"kind":"start""#) {
-                    result.startedAt = (try? JSONParser.parse(line))?["at"]?.stringValue ?? ""
+                // The server's first message says from when it records; every other one is a trace line.
+                if result.startedAt == nil, let start = try? JSONParser.parse(line), start["kind"]?.stringValue == "start" {
+                    result.startedAt = start["at"]?.stringValue ?? ""
                     ready()
                     continue
                 }

@@ -23,10 +23,7 @@ public enum RemoteReplay {
         var clients: [String: Collector] = [:]
         let started = Date()
         for (index, entry) in plan.commands.enumerated() {
-            if let speed, index > 0 {
-                let gap = Double(entry.at.rawValue - plan.commands[index - 1].at.rawValue) / 1e6 / speed
-                if gap > 0 { try await Task.sleep(for: .seconds(gap)) }
-            }
+            if let gap = plan.pause(before: index, speed: speed) { try await Task.sleep(for: .seconds(gap)) }
             do {
                 switch entry.command {
                 case .connect(let connectionID, let userID):
@@ -51,7 +48,7 @@ public enum RemoteReplay {
                     try await http.call(method, path, body: body)
                 }
             } catch {
-                report.differences.append("command \(entry.seq) (\(ReplayRunner.op(entry.command))) was refused in the replay: \(error)")
+                report.differences.append("command \(entry.seq) (\(CommandCodec.op(entry.command))) was refused in the replay: \(error)")
             }
             report.commands += 1
             progress(index + 1, plan.commands.count)

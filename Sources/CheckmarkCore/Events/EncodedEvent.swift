@@ -11,6 +11,16 @@ public struct EncodedEvent: Sendable, Hashable {
         self.carriesCounts = carriesCounts
     }
 
+    /// The event back from its stored form (``stored``, as the journal and traces keep it), to be
+    /// completed per recipient again.
+    public init(stored json: [UInt8], type: String) {
+        self.init(prefix: json.last == UInt8(ascii: "}") ? Array(json.dropLast()) : json,
+                  carriesCounts: ReceiptsEventPayload.carriesCounts(type: type))
+    }
+
+    /// The JSON shared by all recipients, closed without counts: what the journal and traces keep.
+    public var stored: [UInt8] { json(for: nil) }
+
     /// The bytes after ``prefix`` for one recipient: its counts (if carried) and the closing brace.
     public func suffix(for counts: UnreadCounts?) -> [UInt8] {
         var out: [UInt8] = []

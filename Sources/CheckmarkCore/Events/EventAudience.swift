@@ -13,6 +13,14 @@ public enum EventAudience: Sendable, Hashable {
     /// of a channel's resumed history, since a watcher gets `message.new` instead.
     case nonWatchingMembers
 
+    /// The one user it is kept to (`user`, `userWatching`), or nil.
+    public var restrictedTo: String? {
+        switch self {
+        case .user(let id), .userWatching(let id): id
+        case .watchers, .nonWatchingMembers: nil
+        }
+    }
+
     /// Whether a connection of `userID` watching the event's channel receives it.
     public func reachesWatcher(_ userID: String) -> Bool {
         switch self {

@@ -89,7 +89,6 @@ public enum StreamJSON {
         }
         if let channelSeq { writer.field("channel_seq", Int(channelSeq)) }
         writer.field("created_at", event.createdAt)
-        var carriesCounts = false
         switch event.payload {
         case .messageNew(let message, let sender, let watcherCount):
             writer.field("message_id", message.id)
@@ -98,7 +97,6 @@ public enum StreamJSON {
             writer.key("user")
             write(user: sender, into: &writer)
             writer.field("watcher_count", watcherCount)
-            carriesCounts = true
         case .notificationMessageNew(let message, let sender, let channel):
             writer.field("message_id", message.id)
             writer.key("message")
@@ -112,7 +110,6 @@ public enum StreamJSON {
             writer.field("created_at", channel.createdAt)
             writer.field("member_count", channel.memberCount)
             writer.endObject()
-            carriesCounts = true
         case .messageRead(let user, let lastReadMessageID):
             writer.key("user")
             write(user: user, into: &writer)
@@ -126,7 +123,6 @@ public enum StreamJSON {
             writer.key("user")
             write(user: user, into: &writer)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
-            carriesCounts = true
         case .notificationMarkUnread(let user, let firstUnread, let lastReadMessageID, let lastReadAt, let unread):
             writer.key("user")
             write(user: user, into: &writer)
@@ -134,9 +130,8 @@ public enum StreamJSON {
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
             writer.field("last_read_at", lastReadAt)
             writer.field("unread_messages", unread)
-            carriesCounts = true
         }
         // The object stays open: each recipient's counts and the closing brace follow.
-        return EncodedEvent(prefix: writer.bytes, carriesCounts: carriesCounts)
+        return EncodedEvent(prefix: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type))
     }
 }

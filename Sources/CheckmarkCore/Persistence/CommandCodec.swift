@@ -8,61 +8,72 @@ public enum CommandCodec {
         public var description: String { "unreadable journal command: \(reason)" }
     }
 
+    /// The command's name in the encoded form (`op`), e.g. `mark_read`.
+    public static func op(_ command: ReceiptsCommand) -> String {
+        switch command {
+        case .upsertUser: "upsert_user"
+        case .updateUser: "update_user"
+        case .createChannelType: "create_channel_type"
+        case .updateChannelType: "update_channel_type"
+        case .createChannel: "create_channel"
+        case .addMembers: "add_members"
+        case .removeMembers: "remove_members"
+        case .connect: "connect"
+        case .disconnect: "disconnect"
+        case .watch: "watch"
+        case .stopWatching: "stop_watching"
+        case .sendMessage: "send_message"
+        case .markRead: "mark_read"
+        case .markReadMany: "mark_read_many"
+        case .markUnread: "mark_unread"
+        case .markDelivered: "mark_delivered"
+        }
+    }
+
     public static func encode(_ command: ReceiptsCommand) -> [UInt8] {
         var w = JSONWriter(capacity: 128)
         w.beginObject()
+        w.field("op", op(command))
         switch command {
         case .upsertUser(let user):
-            w.field("op", "upsert_user")
             w.key("user")
             writeUser(user, into: &w)
         case .updateUser(let patch):
-            w.field("op", "update_user")
             w.field("id", patch.id)
             w.key("set")
             w.value(.object(patch.set))
             w.key("unset")
             w.value(.array(patch.unset.map { .string($0) }))
         case .createChannelType(let type):
-            w.field("op", "create_channel_type")
             w.field("name", type.name)
             w.field("read_events", type.readEvents)
             w.field("delivery_events", type.deliveryEvents)
         case .updateChannelType(let name, let read, let delivery):
-            w.field("op", "update_channel_type")
             w.field("name", name)
             if let read { w.field("read_events", read) }
             if let delivery { w.field("delivery_events", delivery) }
         case .createChannel(let cid, let createdBy, let members):
-            w.field("op", "create_channel")
             w.field("cid", cid.description)
             w.fieldIfPresent("created_by_id", createdBy)
             writeStrings("members", members, into: &w)
         case .addMembers(let cid, let ids):
-            w.field("op", "add_members")
             w.field("cid", cid.description)
             writeStrings("members", ids, into: &w)
         case .removeMembers(let cid, let ids):
-            w.field("op", "remove_members")
             w.field("cid", cid.description)
             writeStrings("members", ids, into: &w)
         case .connect(let connection, let user):
-            w.field("op", "connect")
             w.field("connection_id", connection)
             w.field("user_id", user)
         case .disconnect(let connection):
-            w.field("op", "disconnect")
             w.field("connection_id", connection)
         case .watch(let connection, let cid):
-            w.field("op", "watch")
             w.field("connection_id", connection)
             w.field("cid", cid.description)
         case .stopWatching(let connection, let cid):
-            w.field("op", "stop_watching")
             w.field("connection_id", connection)
             w.field("cid", cid.description)
         case .sendMessage(let cid, let user, let draft):
-            w.field("op", "send_message")
             w.field("cid", cid.description)
             w.field("user_id", user)
             w.key("message")
@@ -75,12 +86,10 @@ public enum CommandCodec {
             w.field("silent", draft.silent)
             w.endObject()
         case .markRead(let cid, let user, let messageID):
-            w.field("op", "mark_read")
             w.field("cid", cid.description)
             w.field("user_id", user)
             w.fieldIfPresent("message_id", messageID)
         case .markReadMany(let user, let targets):
-            w.field("op", "mark_read_many")
             w.field("user_id", user)
             if let targets {
                 w.key("read_by_channel")
@@ -92,7 +101,6 @@ public enum CommandCodec {
                 w.endObject()
             }
         case .markUnread(let cid, let user, let target):
-            w.field("op", "mark_unread")
             w.field("cid", cid.description)
             w.field("user_id", user)
             switch target {
@@ -100,7 +108,6 @@ public enum CommandCodec {
             case .timestamp(let time): w.field("message_timestamp", Int(time.rawValue))
             }
         case .markDelivered(let user, let latest):
-            w.field("op", "mark_delivered")
             w.field("user_id", user)
             w.key("latest_delivered_messages")
             w.beginArray()

@@ -71,19 +71,12 @@ struct RESTAPI: Sendable {
     }
 
     private func authenticate(_ request: HTTPRequest) throws(WireError) -> RESTCaller {
-        guard let key = request.query["api_key"], !key.isEmpty else { throw .unauthenticated("the api_key query parameter is required") }
-        guard key == apiKey else { throw .unauthenticated("api_key \(key) is not valid") }
-        guard let token = request.headers.values("Authorization").first, !token.isEmpty else {
-            throw .unauthenticated("the Authorization header (a JWT) is required")
-        }
         if let type = request.headers.values("stream-auth-type").first, type != "jwt" {
             throw .unauthenticated("stream-auth-type \(type) is not supported; use jwt")
         }
-        let claims: JSONValue
-        do { claims = try JWT.verify(token, secret: apiSecret, now: WallClock.now()) } catch { throw WireError(error) }
-        if claims["server"]?.boolValue == true { return .server }
-        if let user = claims["user_id"]?.stringValue, !user.isEmpty { return .user(user) }
-        throw .unauthenticated("the token has neither \"server\": true nor a user_id")
+        return try RESTCaller.authenticate(
+            apiKey: request.query["api_key"], token: request.headers.values("Authorization").first,
+            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now())
     }
 
     private static func body(of request: HTTPRequest) throws(WireError) -> JSONValue {

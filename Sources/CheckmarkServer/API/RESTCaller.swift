@@ -1,3 +1,4 @@
+import CheckmarkAuth
 import CheckmarkCore
 
 /// Who is calling the REST API, from the `Authorization` JWT: a server token (`{"server": true}`)
@@ -5,6 +6,20 @@ import CheckmarkCore
 enum RESTCaller: Sendable, Equatable {
     case server
     case user(String)
+
+    /// Who calls, from the `api_key` and the token a request carries (`tokenSource` names where the
+    /// token goes, for the error). 401 `unauthenticated` for a missing or wrong key or token.
+    static func authenticate(apiKey given: String?, token: String?, tokenSource: String, apiKey: String, apiSecret: String,
+                             now: Timestamp) throws(WireError) -> RESTCaller {
+        guard let given, !given.isEmpty else { throw .unauthenticated("the api_key query parameter is required") }
+        guard given == apiKey else { throw .unauthenticated("api_key \(given) is not valid") }
+        guard let token, !token.isEmpty else { throw .unauthenticated("\(tokenSource) (a JWT) is required") }
+        let claims: JSONValue
+        do { claims = try JWT.verify(token, secret: apiSecret, now: now) } catch { throw WireError(error) }
+        if claims["server"]?.boolValue == true { return .server }
+        if let user = claims["user_id"]?.stringValue, !user.isEmpty { return .user(user) }
+        throw .unauthenticated("the token has neither \"server\": true nor a user_id")
+    }
 
     /// The user the call acts for. A server token acts for `named` (which may be nil); a user token
     /// acts for itself, and naming anyone else is refused with 403 `not_allowed`.

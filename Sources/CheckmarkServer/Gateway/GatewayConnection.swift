@@ -260,12 +260,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     write(next.frame)
                     early.removeFirst()
                 }
-                var json = event.json
-                if ReceiptsEventPayload.carriesCounts(type: event.type) {
-                    json.removeLast()  // the stored object's closing brace: the recipient's counts go before it
-                    EncodedEvent(prefix: [], carriesCounts: true).appendSuffix(for: counts, to: &json)
-                }
-                sendJSON(json, type: event.type)
+                sendJSON(EncodedEvent(stored: event.json, type: event.type).json(for: counts), type: event.type)
             }
             for next in early { write(next.frame) }
             metrics.resumed(replayedEvents: events.count)
@@ -288,7 +283,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
 
     func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) {
         guard session != nil else { return }
-        if let cid, resuming[cid] != nil {
+        if !resuming.isEmpty, let cid, resuming[cid] != nil {
             resuming[cid]!.append((frame, channelSeq))
             return
         }

@@ -8,8 +8,7 @@ struct CommandFacts {
     var detail: String?
 
     init(_ command: ReceiptsCommand) {
-        let json = try? JSONParser.parse(CommandCodec.encode(command))
-        op = json?["op"]?.stringValue ?? "command"
+        op = CommandCodec.op(command)
         switch command {
         case .upsertUser(let user):
             users = [user.id]

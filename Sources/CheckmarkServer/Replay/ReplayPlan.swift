@@ -32,6 +32,14 @@ public struct ReplayPlan: Sendable {
         }
     }
 
+    /// Seconds to wait before command `index` to keep the recorded pace times `speed` (nil: as fast
+    /// as possible).
+    public func pause(before index: Int, speed: Double?) -> Double? {
+        guard let speed, speed > 0, index > 0 else { return nil }
+        let gap = Double(commands[index].at.rawValue - commands[index - 1].at.rawValue) / 1e6 / speed
+        return gap > 0 ? gap : nil
+    }
+
     /// How many events the connection should receive in all.
     public func expectedCount(_ connectionID: String) -> Int { expected[connectionID]?.count ?? 0 }
 

@@ -43,10 +43,7 @@ public enum ReplayRunner {
         let started = Date()
         let sinkLoop = sinkGroup.next()
         for (index, entry) in commands.enumerated() {
-            if let speed, speed > 0, index > 0 {
-                let gap = Double(entry.at.rawValue - commands[index - 1].at.rawValue) / 1e6 / speed
-                if gap > 0 { try await Task.sleep(for: .seconds(gap)) }
-            }
+            if let gap = plan.pause(before: index, speed: speed) { try await Task.sleep(for: .seconds(gap)) }
             var sink: ReplaySink?
             if case .connect(let connectionID, _) = entry.command {
                 sink = ReplaySink(connectionID: connectionID, eventLoop: sinkLoop)
@@ -57,7 +54,7 @@ public enum ReplayRunner {
                 let outcome = try await service.submit(entry.command, sink: sink).get()
                 report.privacyViolations += privacy.violations(in: outcome.events, command: entry.seq)
             } catch {
-                report.differences.append("command \(entry.seq) (\(Self.op(entry.command))) was refused in the replay: \(error)")
+                report.differences.append("command \(entry.seq) (\(CommandCodec.op(entry.command))) was refused in the replay: \(error)")
             }
             report.commands += 1
             progress(index + 1, commands.count)
@@ -72,9 +69,5 @@ public enum ReplayRunner {
         plan.compare(received: sinks.mapValues { $0.events.map(ReplayPlan.normalised) }, into: &report)
         report.seconds = Date().timeIntervalSince(started)
         return report
-    }
-
-    public static func op(_ command: ReceiptsCommand) -> String {
-        (try? JSONParser.parse(CommandCodec.encode(command)))?["op"]?.stringValue ?? "command"
     }
 }

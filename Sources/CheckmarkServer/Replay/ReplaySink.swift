@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWebSocket
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -19,12 +20,10 @@ final class ReplaySink: EventSink, @unchecked Sendable {
     var events: [[UInt8]] { received.withLockedValue { $0 } }
 
     func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) {
-        // An unmasked server frame: 2 header bytes, plus 2 or 8 for longer payloads.
-        let bytes = Array(frame.readableBytesView)
-        guard bytes.count >= 2 else { return }
-        let length = bytes[1] & 0x7F
-        let header = length == 126 ? 4 : length == 127 ? 10 : 2
-        guard bytes.count >= header else { return }
-        received.withLockedValue { $0.append(Array(bytes[header...])) }
+        // Read as the client would: the project's own frame parser, client role (server frames are unmasked).
+        var parser = FrameParser(role: .client)
+        parser.append(frame)
+        guard let parsed = try? parser.nextFrame() else { return }
+        received.withLockedValue { $0.append(Array(parsed.payload.readableBytesView)) }
     }
 }

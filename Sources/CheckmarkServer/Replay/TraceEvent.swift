@@ -26,7 +26,6 @@ public struct TraceEvent: Sendable, Hashable {
 
     /// The JSON one recipient received: the shared object with that recipient's counts.
     public func json(for counts: UnreadCounts?) -> [UInt8] {
-        guard ReceiptsEventPayload.carriesCounts(type: type), json.last == UInt8(ascii: "}") else { return json }
-        return EncodedEvent(prefix: Array(json.dropLast()), carriesCounts: true).json(for: counts)
+        EncodedEvent(stored: json, type: type).json(for: counts)
     }
 }

@@ -54,8 +54,7 @@ public struct TraceFilter: Sendable {
         if let user {
             let subject = (try? JSONParser.parse(event.json))?["user"]?["id"]?.stringValue
             let reaches = event.recipients?.contains { $0.userID == user } ?? false
-            let audience: Bool = if case .user(let id)? = event.audience { id == user } else if case .userWatching(let id)? = event.audience { id == user } else { false }
-            if subject != user && !reaches && !audience { return false }
+            if subject != user && !reaches && event.audience?.restrictedTo != user { return false }
         }
         return true
     }

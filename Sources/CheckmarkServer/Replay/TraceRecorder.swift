@@ -1,6 +1,5 @@
 import CheckmarkCore
 import Foundation
-import NIOConcurrencyHelpers
 
 /// Writes a live trace (``TraceLine``) of everything a server accepts: each command the engine
 /// applied, with its time, and each event with the connections that received it and their counts.

@@ -1,4 +1,3 @@
-import CheckmarkAuth
 import CheckmarkCore
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
@@ -21,19 +20,18 @@ final class TraceStreamConnection: WebSocketApplication {
         self.maxBufferedBytes = maxBufferedBytes
     }
 
-    /// Checks the query of the upgrade request: nil when it may stream, else the error to answer.
+    /// Checks the query of the upgrade request: nil when it may stream, else the error to answer
+    /// (401 for a missing or wrong key or token, 403 for a user token).
     static func refusal(query: [String: String], authenticator: GatewayAuthenticator, now: Timestamp) -> WireError? {
-        guard query["api_key"] == authenticator.apiKey else { return .unauthenticated("api_key is missing or unknown") }
-        guard let token = query["authorization"], !token.isEmpty else {
-            return .unauthenticated("the authorization parameter (a server token) is required")
-        }
         do {
-            let claims = try JWT.verify(token, secret: authenticator.apiSecret, now: now)
-            guard claims["server"]?.boolValue == true else { return .forbidden("the live trace needs a server token") }
+            try RESTCaller.authenticate(
+                apiKey: query["api_key"], token: query["authorization"], tokenSource: "the authorization parameter",
+                apiKey: authenticator.apiKey, apiSecret: authenticator.apiSecret, now: now
+            ).requireServer("the live trace")
+            return nil
         } catch {
-            return WireError(error)
+            return error
         }
-        return nil
     }
 
     func connected(_ session: WebSocketSession) {

@@ -212,7 +212,7 @@ public final class ReceiptsService: Sendable {
                 state.tracedCommands += 1
                 let lines = TraceRecorder.lines(
                     seq: state.tracedCommands, command, at: now,
-                    events: shared.map { ($0.0, $0.1.channelSeq, $0.1.encoded.prefix + [UInt8(ascii: "}")]) })
+                    events: shared.map { ($0.0, $0.1.channelSeq, $0.1.encoded.stored) })
                 if let failure = recorder?.write(lines) { logger.error("\(failure)") }
                 for subscriber in state.traceSubscribers.values { subscriber.send(lines) }
             }
@@ -223,7 +223,7 @@ public final class ReceiptsService: Sendable {
                     state.lastEventSeq += 1
                     events.append(JournalEvent(
                         seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
-                        audience: event.audience, json: encoded.encoded.prefix + [UInt8(ascii: "}")]))
+                        audience: event.audience, json: encoded.encoded.stored))
                 }
                 entry = JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
                 state.engine.addFootprint(of: command, to: &state.footprint)
