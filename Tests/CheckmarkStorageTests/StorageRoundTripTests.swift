@@ -38,7 +38,7 @@ struct StorageRoundTripTests {
 
     /// Applies `commands` and commits each that changed durable state as the service would; returns those.
     @discardableResult
-    static func applyAndCommit(_ commands: [ReceiptsCommand], to store: SQLiteStore, engine: inout ReceiptsEngine,
+    static func applyAndCommit(_ commands: [ReceiptsCommand], to store: any ReceiptsStore, engine: inout ReceiptsEngine,
                                seq: inout Int64, startingAt start: Int64 = 1_763_000_000_000_000) throws -> [ReceiptsCommand] {
         var committed: [ReceiptsCommand] = []
         var now = start
@@ -54,17 +54,17 @@ struct StorageRoundTripTests {
         return committed
     }
 
-    @Test func reopenedStoreLoadsIdenticalState() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
+    @Test(arguments: StoreKind.available) func reopenedStoreLoadsIdenticalState(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
         var engine = ReceiptsEngine()
         var seq: Int64 = 0
         do {
-            let store = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+            let store = try location.open()
             try Self.applyAndCommit(Self.history, to: store, engine: &engine, seq: &seq)
             store.close()
         }
-        let reopened = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+        let reopened = try location.open()
         let stored = try reopened.load()
         let restored = ReceiptsEngine(restoring: stored.snapshot)
         #expect(fingerprint(restored) == fingerprint(engine))
@@ -74,12 +74,12 @@ struct StorageRoundTripTests {
         #expect(try restored.unreadChannels(of: "alice") == engine.unreadChannels(of: "alice"))
     }
 
-    @Test func restoredEngineGoesOnExactlyLikeTheOriginal() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
+    @Test(arguments: StoreKind.available) func restoredEngineGoesOnExactlyLikeTheOriginal(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
         var engine = ReceiptsEngine()
         var seq: Int64 = 0
-        let store = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+        let store = try location.open()
         try Self.applyAndCommit(Self.history, to: store, engine: &engine, seq: &seq)
         var restored = ReceiptsEngine(restoring: try store.load().snapshot)
         let more: [ReceiptsCommand] = [
@@ -97,12 +97,12 @@ struct StorageRoundTripTests {
         #expect(fingerprint(restored) == fingerprint(engine))
     }
 
-    @Test func journalSequencesAreConsecutiveAndCommandsReadBack() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
+    @Test(arguments: StoreKind.available) func journalSequencesAreConsecutiveAndCommandsReadBack(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
         var engine = ReceiptsEngine()
         var seq: Int64 = 0
-        let store = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+        let store = try location.open()
         let committed = try Self.applyAndCommit(Self.history, to: store, engine: &engine, seq: &seq)
         let entries = try store.journal(after: 0, limit: 1_000)
         #expect(entries.map(\.seq) == Array(1...seq))
@@ -111,10 +111,10 @@ struct StorageRoundTripTests {
         #expect(tail.map(\.seq) == [6, 7, 8])
     }
 
-    @Test func retentionKeepsTheNewestEventsPerChannel() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+    @Test(arguments: StoreKind.available) func retentionKeepsTheNewestEventsPerChannel(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let store = try location.open()
         var engine = ReceiptsEngine()
         var seq: Int64 = 0
         try Self.applyAndCommit(Array(Self.history.prefix(5)), to: store, engine: &engine, seq: &seq)

@@ -136,8 +136,8 @@ public final class SQLiteStore: ReceiptsStore {
             read.lastDeliveredAt = (row["last_delivered_at"] as Int64?).map(Timestamp.init(rawValue:))
             read.lastDeliveredMessageID = row["last_delivered_message_id"]
             read.markedUnreadMessageID = row["marked_unread_message_id"]
-            read.readPasses = try decodePasses(row["read_passes"])
-            read.deliveredPasses = try decodePasses(row["delivered_passes"])
+            read.readPasses = try StoredPasses.decode(row["read_passes"])
+            read.deliveredPasses = try StoredPasses.decode(row["delivered_passes"])
             let userID: String = row["user_id"]
             channels[cid]!.members[userID] = Member(userID: userID, createdAt: Timestamp(rawValue: row["created_at"]), read: read)
             channels[cid]!.memberOrder.append(userID)
@@ -160,29 +160,6 @@ public final class SQLiteStore: ReceiptsStore {
     private static func parseCID(_ text: String) throws -> ChannelCID {
         guard let cid = ChannelCID(text) else { throw StorageError.corrupt(path: "", reason: "invalid cid \(text)") }
         return cid
-    }
-
-    /// Passes as a blob of 16-byte records: position and time, each a little-endian 64-bit integer.
-    static func encodePasses(_ passes: [PointerPass]) -> Data {
-        var data = Data(count: passes.count * 16)
-        data.withUnsafeMutableBytes { raw in
-            for (index, pass) in passes.enumerated() {
-                raw.storeBytes(of: Int64(pass.position).littleEndian, toByteOffset: index * 16, as: Int64.self)
-                raw.storeBytes(of: pass.at.rawValue.littleEndian, toByteOffset: index * 16 + 8, as: Int64.self)
-            }
-        }
-        return data
-    }
-
-    static func decodePasses(_ data: Data) throws -> [PointerPass] {
-        guard data.count % 16 == 0 else { throw StorageError.corrupt(path: "", reason: "pointer passes of \(data.count) bytes") }
-        return data.withUnsafeBytes { raw in
-            (0..<data.count / 16).map { index in
-                PointerPass(
-                    position: Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16, as: Int64.self))),
-                    at: Timestamp(rawValue: Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16 + 8, as: Int64.self))))
-            }
-        }
     }
 
     // MARK: Writing
@@ -253,7 +230,7 @@ public final class SQLiteStore: ReceiptsStore {
             try upsertMember.execute(arguments: [
                 cid.description, member.userID, position, member.createdAt.rawValue, read.readPosition, read.lastRead.rawValue,
                 read.lastReadMessageID, read.deliveredPosition, read.lastDeliveredAt?.rawValue, read.lastDeliveredMessageID,
-                read.markedUnreadMessageID, encodePasses(read.readPasses), encodePasses(read.deliveredPasses),
+                read.markedUnreadMessageID, StoredPasses.encode(read.readPasses), StoredPasses.encode(read.deliveredPasses),
             ])
         }
         for channel in batch.channels {
@@ -277,7 +254,7 @@ public final class SQLiteStore: ReceiptsStore {
                 try update.execute(arguments: [
                     read.readPosition, read.lastRead.rawValue, read.lastReadMessageID, read.deliveredPosition,
                     read.lastDeliveredAt?.rawValue, read.lastDeliveredMessageID, read.markedUnreadMessageID,
-                    encodePasses(read.readPasses), encodePasses(read.deliveredPasses), cid.description, member.userID,
+                    StoredPasses.encode(read.readPasses), StoredPasses.encode(read.deliveredPasses), cid.description, member.userID,
                 ])
             }
         }

@@ -1,0 +1,587 @@
+import CheckmarkCore
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The shared store of a cluster: one PostgreSQL database holding the same state and journal as the
+/// SQLite store, for any number of Checkmark nodes. Commits are durable when PostgreSQL says so
+/// (`synchronous_commit` as the server sets it: on by default). Appends to the journal are ordered by
+/// an advisory lock held only for the length of one group commit (see ``SharedReceiptsStore``); every
+/// commit notifies the others on ``PostgresSchema/notifyChannel(schema:)`` with its last sequence, a pointer of
+/// a few bytes whatever the batch's size (PostgreSQL's payload limit is 8,000 bytes), and each node
+/// fetches what it has not applied. Calls are blocking and come from one writer thread.
+public final class PostgresStore: SharedReceiptsStore {
+    public let location: PostgresLocation
+    private let group: MultiThreadedEventLoopGroup
+    private let connection: PostgresConnection
+    private let logger: Logger
+    private let state = Mutex(StoreState.open)
+    private let listener = Mutex<PostgresConnection?>(nil)
+    private let notifyChannel: String
+
+    private enum StoreState { case open, failed, closed }
+
+    /// Rows per multi-row statement: far below PostgreSQL's 65,535 parameters per statement.
+    static let rowsPerStatement = 500
+    /// Seconds between attempts to re-open a lost notification connection.
+    static let listenRetrySeconds: Int64 = 1
+
+    /// Connects and applies pending migrations.
+    /// - Throws: ``StorageError/unavailable(reason:)`` when the database cannot be reached or logged
+    ///   into, ``StorageError/schemaNewer(path:unknownMigrations:)`` when a newer binary migrated it.
+    public init(location: PostgresLocation, logger: Logger) throws(StorageError) {
+        self.location = location
+        self.logger = logger
+        notifyChannel = PostgresSchema.notifyChannel(schema: location.schema)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            connection = try PostgresConnection.connect(
+                on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
+        }
+        do {
+            try useSchema()
+            try migrate()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    static func configuration(_ location: PostgresLocation) -> PostgresConnection.Configuration {
+        PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: .disable)
+    }
+
+    /// PostgreSQL's own message when there is one (`PSQLError` hides it from `description`).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    /// Creates the location's schema if needed and makes it the connection's first.
+    private func useSchema() throws(StorageError) {
+        guard let schema = location.schema else { return }
+        do {
+            try run("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")
+            try run("SET search_path TO \"\(schema)\"")
+        } catch {
+            throw .unavailable(reason: "cannot use schema \(schema) of \(location): \(Self.describe(error))")
+        }
+    }
+
+    private func migrate() throws(StorageError) {
+        do {
+            _ = try run("SELECT pg_advisory_lock(\(PostgresSchema.migrationLock))")
+            defer { _ = try? run("SELECT pg_advisory_unlock(\(PostgresSchema.migrationLock))") }
+            _ = try run("CREATE TABLE IF NOT EXISTS checkmark_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            let applied = Set(try run("SELECT id FROM checkmark_migrations").map { try $0.decode(String.self) })
+            let known = Set(PostgresSchema.migrations.map(\.id))
+            let unknown = applied.subtracting(known)
+            if !unknown.isEmpty { throw StorageError.schemaNewer(path: location.description, unknownMigrations: unknown.sorted()) }
+            for migration in PostgresSchema.migrations where !applied.contains(migration.id) {
+                _ = try run("BEGIN")
+                do {
+                    for statement in migration.sql.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
+                        _ = try run(String(statement))
+                    }
+                    var binds = PostgresBindings()
+                    binds.append(migration.id)
+                    _ = try run("INSERT INTO checkmark_migrations (id) VALUES ($1)", binds)
+                    _ = try run("COMMIT")
+                } catch {
+                    _ = try? run("ROLLBACK")
+                    throw error
+                }
+                logger.info("applied migration", metadata: ["migration": "\(migration.id)", "database": "\(location)"])
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw .unavailable(reason: "migrating \(location): \(Self.describe(error))")
+        }
+    }
+
+    /// Runs one statement and waits for all its rows.
+    @discardableResult
+    private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
+        try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait().rows
+    }
+
+    public var isReady: Bool { state.withLock { $0 == .open } && !connection.isClosed }
+
+    deinit { close() }
+
+    public func close() {
+        let wasOpen = state.withLock { current in
+            defer { current = .closed }
+            return current != .closed
+        }
+        guard wasOpen else { return }
+        let listening = listener.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        try? listening?.close().wait()
+        try? connection.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    private func checkOpen() throws(StorageError) {
+        let current = state.withLock { $0 }
+        guard current == .open else { throw current == .closed ? .closed : .commitFailed(reason: "storage failed earlier") }
+    }
+
+    // MARK: Loading
+
+    public func load() throws(StorageError) -> StoredState {
+        try checkOpen()
+        do {
+            // One snapshot: other nodes may be committing meanwhile.
+            try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? run("COMMIT") }
+            return try loadRows()
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw .unavailable(reason: "loading from \(location): \(Self.describe(error))")
+        }
+    }
+
+    private func loadRows() throws -> StoredState {
+        var snapshot = ReceiptsSnapshot()
+        for row in try run("SELECT id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at FROM users ORDER BY id") {
+            let (id, name, image, custom, read, delivery, created, updated) = try row.decode((String, String?, String?, String, Bool, Bool, Int64, Int64).self)
+            snapshot.users.append(User(
+                id: id, name: name, image: image, custom: try CommandCodec.decodeCustom(Array(custom.utf8)),
+                privacy: PrivacySettings(readReceipts: read, deliveryReceipts: delivery),
+                createdAt: Timestamp(rawValue: created), updatedAt: Timestamp(rawValue: updated)))
+        }
+        for row in try run("SELECT name, read_events, delivery_events, created_at, updated_at FROM channel_types ORDER BY name") {
+            let (name, read, delivery, created, updated) = try row.decode((String, Bool, Bool, Int64, Int64).self)
+            snapshot.channelTypes.append(ChannelType(
+                name: name, readEvents: read, deliveryEvents: delivery,
+                createdAt: Timestamp(rawValue: created), updatedAt: Timestamp(rawValue: updated)))
+        }
+        var channels: [ChannelCID: CheckmarkCore.Channel] = [:]
+        for row in try run("SELECT cid, created_by, created_at FROM channels") {
+            let (text, createdBy, created) = try row.decode((String, String?, Int64).self)
+            let cid = try Self.parseCID(text)
+            channels[cid] = Channel(cid: cid, createdBy: createdBy, createdAt: Timestamp(rawValue: created))
+        }
+        for row in try run("""
+            SELECT cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent FROM messages ORDER BY cid, position
+            """) {
+            let (text, position, id, userID, body, type, created, parentID, showInChannel, silent) =
+                try row.decode((String, Int64, String, String, String, String, Int64, String?, Bool, Bool).self)
+            let cid = try Self.parseCID(text)
+            guard channels[cid] != nil else { throw StorageError.corrupt(path: location.description, reason: "message of unknown channel \(cid)") }
+            guard position == channels[cid]!.messages.count else {
+                throw StorageError.corrupt(path: location.description, reason: "messages of \(cid) have a gap at position \(position)")
+            }
+            channels[cid]!.messages.append(Message(
+                id: id, cid: cid, userID: userID, text: body, kind: Message.Kind(rawValue: type) ?? .regular,
+                createdAt: Timestamp(rawValue: created), parentID: parentID, showInChannel: showInChannel, silent: silent))
+        }
+        for row in try run("""
+            SELECT cid, user_id, created_at, read_position, last_read, last_read_message_id, delivered_position, last_delivered_at,
+                last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes FROM members ORDER BY cid, position
+            """) {
+            let (text, userID, created, readPosition, lastRead, lastReadID, deliveredPosition, lastDeliveredAt, lastDeliveredID, markedUnreadID, readPasses, deliveredPasses) =
+                try row.decode((String, String, Int64, Int64, Int64, String?, Int64, Int64?, String?, String?, Data, Data).self)
+            let cid = try Self.parseCID(text)
+            guard channels[cid] != nil else { throw StorageError.corrupt(path: location.description, reason: "member of unknown channel \(cid)") }
+            var read = ReadState(joinedAt: Timestamp(rawValue: lastRead), messageCount: Int(readPosition))
+            read.lastReadMessageID = lastReadID
+            read.deliveredPosition = Int(deliveredPosition)
+            read.lastDeliveredAt = lastDeliveredAt.map(Timestamp.init(rawValue:))
+            read.lastDeliveredMessageID = lastDeliveredID
+            read.markedUnreadMessageID = markedUnreadID
+            read.readPasses = try StoredPasses.decode(readPasses)
+            read.deliveredPasses = try StoredPasses.decode(deliveredPasses)
+            channels[cid]!.members[userID] = Member(userID: userID, createdAt: Timestamp(rawValue: created), read: read)
+            channels[cid]!.memberOrder.append(userID)
+        }
+        snapshot.channels = channels.values.sorted { $0.cid < $1.cid }
+        var counters: [String: Int64] = [:]
+        for row in try run("SELECT name, value FROM counters") {
+            let (name, value) = try row.decode((String, Int64).self)
+            counters[name] = value
+        }
+        snapshot.generatedMessageIDs = Int(counters["generated_message_ids"] ?? 0)
+        snapshot.clock = Timestamp(rawValue: counters["clock"] ?? 0)
+        var channelSeqs: [ChannelCID: Int64] = [:]
+        for row in try run("SELECT cid, last_seq FROM channel_sequences") {
+            let (cid, seq) = try row.decode((String, Int64).self)
+            channelSeqs[try Self.parseCID(cid)] = seq
+        }
+        return StoredState(
+            snapshot: snapshot, lastSeq: counters["last_seq"] ?? 0, lastEventSeq: counters["last_event_seq"] ?? 0,
+            channelSeqs: channelSeqs)
+    }
+
+    private static func parseCID(_ text: String) throws(StorageError) -> ChannelCID {
+        guard let cid = ChannelCID(text) else { throw .corrupt(path: "", reason: "invalid cid \(text)") }
+        return cid
+    }
+
+    // MARK: Writing
+
+    public func commit(_ batch: CommitBatch) throws(StorageError) {
+        try append(exclusive: false) { batch }
+    }
+
+    public func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
+        try append(exclusive: true) { () throws -> CommitBatch in
+            try build(try self.fetchCommands(after: appliedSeq, limit: nil))
+        }
+    }
+
+    /// One transaction: (with `exclusive`) the append lock, then the batch `build` gives, a
+    /// notification, commit. A failure of the database fails the store: memory and database may
+    /// disagree, and only reloading brings them together again.
+    private func append(exclusive: Bool, _ build: () throws -> CommitBatch) throws(StorageError) {
+        try checkOpen()
+        var built = false
+        do {
+            try run("BEGIN")
+            if exclusive { try run("SELECT pg_advisory_xact_lock(\(PostgresSchema.appendLock))") }
+            let batch: CommitBatch
+            do {
+                batch = try build()
+                built = true
+            }
+            try write(batch)
+            if let last = batch.entries.last?.seq {
+                try run("SELECT pg_notify('\(notifyChannel)', '\(last)')")
+            }
+            try run("COMMIT")
+        } catch {
+            _ = try? run("ROLLBACK")
+            if !built, let error = error as? StorageError { throw error }
+            if !built { throw .unavailable(reason: "\(error)") }
+            state.withLock { $0 = .failed }
+            throw .commitFailed(reason: Self.describe(error))
+        }
+    }
+
+    /// Appends rows in statements of ``rowsPerStatement`` rows: `prefix` then `(…), (…)` then `suffix`.
+    /// `casts` types the placeholders where PostgreSQL cannot infer them (a `VALUES` list in `FROM`).
+    private func insert<Row>(_ prefix: String, columns: Int, _ rows: [Row], suffix: String = "", casts: [String]? = nil,
+                             bind: (Row, inout PostgresBindings) throws -> Void) throws {
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+            var sql = prefix
+            var binds = PostgresBindings(capacity: chunk.count * columns)
+            for (index, row) in chunk.enumerated() {
+                sql += index == 0 ? " (" : ", ("
+                for column in 0..<columns {
+                    if column > 0 { sql += ", " }
+                    sql += "$\(index * columns + column + 1)"
+                    if let casts { sql += "::" + casts[column] }
+                }
+                sql += ")"
+                try bind(row, &binds)
+            }
+            try run(sql + " " + suffix, binds)
+            start += chunk.count
+        }
+    }
+
+    private func write(_ batch: CommitBatch) throws {
+        var channelSeqs: [ChannelCID: Int64] = [:]
+        var events: [(Int64, JournalEvent)] = []
+        for entry in batch.entries {
+            for event in entry.events {
+                events.append((entry.seq, event))
+                if let cid = event.cid, let seq = event.channelSeq { channelSeqs[cid] = seq }
+            }
+        }
+        try insert("INSERT INTO journal (seq, at, command) VALUES", columns: 3, batch.entries) { entry, b in
+            b.append(entry.seq)
+            b.append(entry.at.rawValue)
+            b.append(String(decoding: CommandCodec.encode(entry.command), as: UTF8.self))
+        }
+        try insert("INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) VALUES", columns: 7, events) { item, b in
+            let (commandSeq, event) = item
+            b.append(event.seq)
+            b.append(commandSeq)
+            b.append(event.cid?.description)
+            b.append(event.channelSeq)
+            b.append(event.type)
+            b.append(String(decoding: event.json, as: UTF8.self))
+            b.append(event.audience?.storedValue)
+        }
+        try insert("INSERT INTO users (id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at) VALUES",
+                   columns: 8, batch.users, suffix: """
+                   ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, image = EXCLUDED.image, custom = EXCLUDED.custom,
+                       read_receipts = EXCLUDED.read_receipts, delivery_receipts = EXCLUDED.delivery_receipts,
+                       created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+                   """) { user, b in
+            b.append(user.id)
+            b.append(user.name)
+            b.append(user.image)
+            b.append(String(decoding: CommandCodec.encodeCustom(user.custom), as: UTF8.self))
+            b.append(user.privacy.readReceipts)
+            b.append(user.privacy.deliveryReceipts)
+            b.append(user.createdAt.rawValue)
+            b.append(user.updatedAt.rawValue)
+        }
+        try insert("INSERT INTO channel_types (name, read_events, delivery_events, created_at, updated_at) VALUES", columns: 5,
+                   batch.channelTypes, suffix: """
+                   ON CONFLICT (name) DO UPDATE SET read_events = EXCLUDED.read_events, delivery_events = EXCLUDED.delivery_events,
+                       created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+                   """) { type, b in
+            b.append(type.name)
+            b.append(type.readEvents)
+            b.append(type.deliveryEvents)
+            b.append(type.createdAt.rawValue)
+            b.append(type.updatedAt.rawValue)
+        }
+        if !batch.channels.isEmpty {
+            try insert("INSERT INTO channels (cid, created_by, created_at) VALUES", columns: 3, batch.channels,
+                       suffix: "ON CONFLICT (cid) DO UPDATE SET created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at") { channel, b in
+                b.append(channel.cid.description)
+                b.append(channel.createdBy)
+                b.append(channel.createdAt.rawValue)
+            }
+            var cids = PostgresBindings()
+            cids.append(batch.channels.map(\.cid.description))
+            try run("DELETE FROM members WHERE cid = ANY($1)", cids)
+            var rows: [(ChannelCID, Int, Member)] = []
+            for channel in batch.channels {
+                for (position, userID) in channel.memberOrder.enumerated() { rows.append((channel.cid, position, channel.members[userID]!)) }
+            }
+            try insert("""
+                INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
+                    delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes,
+                    delivered_passes) VALUES
+                """, columns: 13, rows) { row, b in
+                let (cid, position, member) = row
+                b.append(cid.description)
+                b.append(member.userID)
+                b.append(position)
+                b.append(member.createdAt.rawValue)
+                try Self.bindReadState(member.read, &b)
+            }
+        }
+        if !batch.members.isEmpty {
+            try insert("""
+                UPDATE members AS m SET read_position = v.read_position, last_read = v.last_read,
+                    last_read_message_id = v.last_read_message_id, delivered_position = v.delivered_position,
+                    last_delivered_at = v.last_delivered_at, last_delivered_message_id = v.last_delivered_message_id,
+                    marked_unread_message_id = v.marked_unread_message_id, read_passes = v.read_passes,
+                    delivered_passes = v.delivered_passes
+                FROM (VALUES
+                """, columns: 11, batch.members, suffix: """
+                ) AS v (cid, user_id, read_position, last_read, last_read_message_id, delivered_position, last_delivered_at,
+                    last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
+                WHERE m.cid = v.cid AND m.user_id = v.user_id
+                """, casts: ["text", "text", "bigint", "bigint", "text", "bigint", "bigint", "text", "text", "bytea", "bytea"]) { row, b in
+                b.append(row.cid.description)
+                b.append(row.member.userID)
+                try Self.bindReadState(row.member.read, &b)
+            }
+        }
+        try insert("""
+            INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent) VALUES
+            """, columns: 10, batch.messages) { row, b in
+            let (position, message) = row
+            b.append(message.cid.description)
+            b.append(position)
+            b.append(message.id)
+            b.append(message.userID)
+            b.append(message.text)
+            b.append(message.kind.rawValue)
+            b.append(message.createdAt.rawValue)
+            b.append(message.parentID)
+            b.append(message.showInChannel)
+            b.append(message.silent)
+        }
+        var counters: [(String, Int64)] = [("generated_message_ids", Int64(batch.generatedMessageIDs)), ("clock", batch.clock.rawValue)]
+        if let last = batch.entries.last?.seq { counters.append(("last_seq", last)) }
+        if let last = events.last?.1.seq { counters.append(("last_event_seq", last)) }
+        try insert("INSERT INTO counters (name, value) VALUES", columns: 2, counters,
+                   suffix: "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value") { row, b in
+            b.append(row.0)
+            b.append(row.1)
+        }
+        try insert("INSERT INTO channel_sequences (cid, last_seq) VALUES", columns: 2, Array(channelSeqs),
+                   suffix: "ON CONFLICT (cid) DO UPDATE SET last_seq = EXCLUDED.last_seq") { row, b in
+            b.append(row.key.description)
+            b.append(row.value)
+        }
+    }
+
+    /// The nine read-state columns, in the order of the members table.
+    private static func bindReadState(_ read: ReadState, _ b: inout PostgresBindings) throws {
+        b.append(Int64(read.readPosition))
+        b.append(read.lastRead.rawValue)
+        b.append(read.lastReadMessageID)
+        b.append(Int64(read.deliveredPosition))
+        b.append(read.lastDeliveredAt?.rawValue)
+        b.append(read.lastDeliveredMessageID)
+        b.append(read.markedUnreadMessageID)
+        try b.append(StoredPasses.encode(read.readPasses))
+        try b.append(StoredPasses.encode(read.deliveredPasses))
+    }
+
+    // MARK: Journal
+
+    public func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
+        try checkOpen()
+        do {
+            return try fetchCommands(after: seq, limit: limit)
+        } catch {
+            throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
+        }
+    }
+
+    private func fetchCommands(after seq: Int64, limit: Int?) throws -> [JournalEntry] {
+        var binds = PostgresBindings()
+        binds.append(seq)
+        let sql = "SELECT seq, at, command FROM journal WHERE seq > $1 ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? "")
+        return try run(sql, binds).map { row in
+            let (entrySeq, at, command) = try row.decode((Int64, Int64, String).self)
+            return JournalEntry(seq: entrySeq, at: Timestamp(rawValue: at), command: try CommandCodec.decode(Array(command.utf8)), events: [])
+        }
+    }
+
+    public func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
+        try checkOpen()
+        do {
+            var entries = try fetchCommands(after: seq, limit: limit)
+            guard let first = entries.first?.seq, let last = entries.last?.seq else { return entries }
+            var binds = PostgresBindings()
+            binds.append(first)
+            binds.append(last)
+            for row in try run("""
+                SELECT seq, command_seq, cid, channel_seq, type, payload, audience FROM journal_events
+                WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq
+                """, binds) {
+                let (eventSeq, commandSeq, cid, channelSeq, type, payload, audience) =
+                    try row.decode((Int64, Int64, String?, Int64?, String, String, String?).self)
+                entries[Int(commandSeq - first)].events.append(JournalEvent(
+                    seq: eventSeq, cid: cid.flatMap(ChannelCID.init), channelSeq: channelSeq, type: type,
+                    audience: audience.flatMap(EventAudience.init(storedValue:)), json: Array(payload.utf8)))
+            }
+            return entries
+        } catch {
+            throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
+        }
+    }
+
+    public func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+        try checkOpen()
+        do {
+            var binds = PostgresBindings()
+            binds.append(cid.description)
+            binds.append(after)
+            binds.append(through)
+            return try run("""
+                SELECT seq, channel_seq, type, payload, audience FROM journal_events
+                WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq
+                """, binds).map { row in
+                let (seq, channelSeq, type, payload, audience) = try row.decode((Int64, Int64?, String, String, String?).self)
+                return JournalEvent(
+                    seq: seq, cid: cid, channelSeq: channelSeq, type: type,
+                    audience: audience.flatMap(EventAudience.init(storedValue:)), json: Array(payload.utf8))
+            }
+        } catch {
+            throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
+        }
+    }
+
+    public func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
+        try checkOpen()
+        do {
+            var entries = 0
+            var events = 0
+            try run("BEGIN")
+            do {
+                if let age = policy.maxAgeSeconds {
+                    var binds = PostgresBindings()
+                    binds.append(now.rawValue - age * 1_000_000)
+                    events += try count(run("WITH d AS (DELETE FROM journal_events WHERE command_seq IN (SELECT seq FROM journal WHERE at < $1) RETURNING 1) SELECT count(*) FROM d", binds))
+                    entries += try count(run("WITH d AS (DELETE FROM journal WHERE at < $1 RETURNING 1) SELECT count(*) FROM d", binds))
+                }
+                if let keep = policy.maxEventsPerChannel {
+                    var binds = PostgresBindings()
+                    binds.append(Int64(keep))
+                    events += try count(run("""
+                        WITH d AS (DELETE FROM journal_events e USING channel_sequences s
+                            WHERE e.cid = s.cid AND e.channel_seq <= s.last_seq - $1 RETURNING 1) SELECT count(*) FROM d
+                        """, binds))
+                }
+                try run("COMMIT")
+            } catch {
+                _ = try? run("ROLLBACK")
+                throw error
+            }
+            return (entries, events)
+        } catch {
+            throw .unavailable(reason: "pruning the journal: \(Self.describe(error))")
+        }
+    }
+
+    private func count(_ rows: [PostgresRow]) throws -> Int {
+        Int(try rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    // MARK: Notifications
+
+    public func startListening(_ onAppend: @escaping @Sendable (Int64) -> Void) {
+        openListener(onAppend)
+    }
+
+    /// Opens the notification connection; when it is lost (database restart, network), tries again
+    /// every ``listenRetrySeconds`` until the store closes.
+    private func openListener(_ onAppend: @escaping @Sendable (Int64) -> Void) {
+        guard state.withLock({ $0 == .open }) else { return }
+        let loop = group.next()
+        let logger = self.logger
+        let channel = notifyChannel
+        PostgresConnection.connect(on: loop, configuration: Self.configuration(location), id: 2, logger: logger)
+            .flatMap { connection -> EventLoopFuture<PostgresConnection> in
+                connection.addListener(channel: channel) { _, notification in
+                    if let seq = Int64(notification.payload) { onAppend(seq) }
+                }
+                return connection.query("LISTEN \(unescaped: channel)", logger: logger).map { _ in connection }
+            }
+            .whenComplete { result in
+                switch result {
+                case .success(let connection):
+                    let keep = self.listener.withLock { current -> Bool in
+                        guard self.state.withLock({ $0 != .closed }) else { return false }
+                        current = connection
+                        return true
+                    }
+                    guard keep else {
+                        connection.close().whenComplete { _ in }
+                        return
+                    }
+                    onAppend(0)
+                    connection.closeFuture.whenComplete { _ in
+                        guard self.state.withLock({ $0 != .closed }) else { return }
+                        logger.warning("lost the notification connection; reconnecting", metadata: ["database": "\(self.location)"])
+                        loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend) }
+                    }
+                case .failure(let error):
+                    guard self.state.withLock({ $0 != .closed }) else { return }
+                    logger.warning("cannot listen for other nodes' commits; retrying", metadata: ["error": "\(Self.describe(error))"])
+                    loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend) }
+                }
+            }
+    }
+}

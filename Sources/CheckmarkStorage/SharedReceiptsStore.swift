@@ -1,0 +1,20 @@
+import CheckmarkCore
+
+/// A store that several Checkmark nodes share. The database orders every node's commands in one
+/// journal: a node appends only while it holds the journal's append lock, after applying what the
+/// others appended before it, so every node's engine applies the same commands in the same order and
+/// computes the same state, sequences and events. Calls are blocking and made from one writer thread.
+public protocol SharedReceiptsStore: ReceiptsStore {
+    /// Takes the append lock and calls `build` with the entries other nodes committed after
+    /// `appliedSeq` (oldest first, commands only), then writes the batch `build` returns (its entries
+    /// continue the journal right after those), tells every node, and commits, releasing the lock.
+    /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written; an error
+    ///   `build` throws is passed on after rolling back.
+    func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws
+    /// Journal entries after `seq` without their events, oldest first, at most `limit`: how a node
+    /// catches up with what others committed.
+    func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry]
+    /// Starts calling `onAppend` with the newest sequence whenever any node commits, and with 0 after
+    /// the notification connection was (re)established, when some notifications may have been missed.
+    func startListening(_ onAppend: @escaping @Sendable (Int64) -> Void)
+}

@@ -1,0 +1,29 @@
+import CheckmarkCore
+import Foundation
+
+/// The stored form of a read state's pointer passes, shared by every store: a blob of 16-byte records,
+/// position and time, each a little-endian 64-bit integer.
+enum StoredPasses {
+    static func encode(_ passes: [PointerPass]) -> Data {
+        var data = Data(count: passes.count * 16)
+        data.withUnsafeMutableBytes { raw in
+            for (index, pass) in passes.enumerated() {
+                raw.storeBytes(of: Int64(pass.position).littleEndian, toByteOffset: index * 16, as: Int64.self)
+                raw.storeBytes(of: pass.at.rawValue.littleEndian, toByteOffset: index * 16 + 8, as: Int64.self)
+            }
+        }
+        return data
+    }
+
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a blob that is not whole records.
+    static func decode(_ data: Data) throws(StorageError) -> [PointerPass] {
+        guard data.count % 16 == 0 else { throw .corrupt(path: "", reason: "pointer passes of \(data.count) bytes") }
+        return data.withUnsafeBytes { raw in
+            (0..<data.count / 16).map { index in
+                PointerPass(
+                    position: Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16, as: Int64.self))),
+                    at: Timestamp(rawValue: Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16 + 8, as: Int64.self))))
+            }
+        }
+    }
+}

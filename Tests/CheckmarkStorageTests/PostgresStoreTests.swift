@@ -1,0 +1,178 @@
+import CheckmarkCore
+import CheckmarkStorage
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// Issue 10: the PostgreSQL store refuses clearly, and several nodes appending to one journal keep one
+/// gap-free order that every node's engine follows.
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    static let general = ChannelCID(type: "messaging", id: "general")
+
+    @Test func malformedURLIsRefusedWithoutItsPassword() {
+        #expect {
+            _ = try PostgresLocation(url: "mysql://user:secret@host/db")
+        } throws: { error in
+            "\(error)".contains("postgres://user:password@host") && !"\(error)".contains("secret")
+        }
+        #expect(throws: StorageError.self) { _ = try PostgresLocation(url: "postgres://user@host/db?schema=Bad-Name") }
+        #expect(throws: StorageError.self) { _ = try PostgresLocation(url: "postgres:///db") }
+    }
+
+    @Test func urlPartsAndDefaults() throws {
+        let location = try PostgresLocation(url: "postgresql://ck:p%40ss@db.internal/receipts?schema=eu_1")
+        #expect(location.host == "db.internal")
+        #expect(location.port == 5432)
+        #expect(location.username == "ck")
+        #expect(location.password == "p@ss")
+        #expect(location.database == "receipts")
+        #expect(location.schema == "eu_1")
+        #expect(location.description == "postgres://ck@db.internal:5432/receipts?schema=eu_1")
+    }
+
+    @Test func unreachableServerIsRefusedNamingIt() throws {
+        let location = try PostgresLocation(url: "postgres://checkmark:x@127.0.0.1:1/checkmark")
+        #expect {
+            _ = try PostgresStore(location: location, logger: Logger(label: "test"))
+        } throws: { error in
+            guard case StorageError.unavailable(let reason) = error else { return false }
+            return reason.contains("cannot connect to postgres://checkmark@127.0.0.1:1/checkmark")
+        }
+    }
+
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func schemaFromANewerBinaryIsRefused() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        guard case .postgres(let postgres) = location else { return }
+        let store = try PostgresStore(location: postgres, logger: Logger(label: "test"))
+        store.close()
+        // A newer binary left a migration this one does not know.
+        try markNewerMigration(schema: postgres.schema!)
+        #expect {
+            _ = try PostgresStore(location: postgres, logger: Logger(label: "test"))
+        } throws: { error in
+            guard case StorageError.schemaNewer(_, let unknown) = error else { return false }
+            return unknown == ["v99-from-the-future"]
+        }
+    }
+
+    /// Two nodes (two stores, two engines) append concurrently to one journal, each applying what the
+    /// other committed before its own commands, as the service does.
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func concurrentAppendsFromTwoNodesStayGapFreeAndAgree() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        let setup: [ReceiptsCommand] = [
+            .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")),
+            .createChannel(cid: Self.general, createdBy: "alice", members: ["alice", "bob"]),
+        ]
+        let nodes = try (0..<2).map { _ in Node(store: try location.open() as! PostgresStore) }
+        try nodes[0].append(setup)
+        let failures = Mutex<[String]>([])
+        let threads = nodes.enumerated().map { index, node in
+            Thread {
+                do {
+                    for round in 0..<40 {
+                        let user = index == 0 ? "alice" : "bob"
+                        try node.append([
+                            .sendMessage(cid: Self.general, userID: user, draft: MessageDraft(id: "n\(index)-\(round)", text: "x")),
+                            .markRead(cid: Self.general, userID: user == "alice" ? "bob" : "alice", messageID: nil),
+                        ])
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        while threads.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(failures.withLock { $0 } == [])
+        for node in nodes { try node.catchUp() }
+        let reader = try location.open()
+        let entries = try reader.journal(after: 0, limit: 10_000)
+        #expect(entries.map(\.seq) == Array(1...Int64(entries.count)))
+        #expect(entries.count == 3 + 2 * 40 * 2)
+        let loaded = ReceiptsEngine(restoring: try reader.load().snapshot)
+        #expect(fingerprint(nodes[0].engine) == fingerprint(loaded))
+        #expect(fingerprint(nodes[1].engine) == fingerprint(loaded))
+        // Channel sequences are gap-free too.
+        let channelSeqs = entries.flatMap(\.events).compactMap(\.channelSeq)
+        #expect(channelSeqs == Array(1...Int64(channelSeqs.count)))
+        reader.close()
+        nodes.forEach { $0.store.close() }
+    }
+
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func otherNodesHearOfEveryCommit() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        let writer = Node(store: try location.open() as! PostgresStore)
+        let listening = try location.open() as! PostgresStore
+        let heard = Mutex<[Int64]>([])
+        listening.startListening { seq in heard.withLock { $0.append(seq) } }
+        // The first call (0) says the notification connection is up.
+        let deadline = Date().addingTimeInterval(10)
+        while heard.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        try writer.append([.upsertUser(User(id: "alice"))])
+        try writer.append([.upsertUser(User(id: "bob")), .upsertUser(User(id: "carol"))])
+        while heard.withLock({ $0.count < 3 }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(heard.withLock { $0 } == [0, 1, 3])
+        listening.close()
+        writer.store.close()
+    }
+}
+
+/// One node of a test cluster: an engine kept in step with the shared journal.
+private final class Node: @unchecked Sendable {
+    let store: PostgresStore
+    var engine = ReceiptsEngine()
+    var seq: Int64 = 0
+    var eventSeq: Int64 = 0
+    var channelSeqs: [ChannelCID: Int64] = [:]
+
+    init(store: PostgresStore) { self.store = store }
+
+    func apply(_ entry: JournalEntry) throws -> JournalEntry? {
+        let outcome = try engine.apply(entry.command, at: entry.at).get()
+        guard outcome.changed, ReceiptsEngine.isDurable(entry.command) else { return nil }
+        seq += 1
+        var events: [JournalEvent] = []
+        for event in outcome.events {
+            eventSeq += 1
+            var channelSeq: Int64?
+            if let cid = event.cid {
+                channelSeq = (channelSeqs[cid] ?? 0) + 1
+                channelSeqs[cid] = channelSeq
+            }
+            events.append(JournalEvent(seq: eventSeq, cid: event.cid, channelSeq: channelSeq, type: event.type, audience: event.audience, json: Array("{}".utf8)))
+        }
+        return JournalEntry(seq: seq, at: engine.clock, command: entry.command, events: events)
+    }
+
+    func append(_ commands: [ReceiptsCommand]) throws {
+        try store.append(after: seq) { others in
+            for entry in others { _ = try self.apply(entry) }
+            var footprint = StateFootprint()
+            var entries: [JournalEntry] = []
+            for command in commands {
+                let now = Timestamp(rawValue: Int64(Date().timeIntervalSince1970 * 1_000_000))
+                if let entry = try self.apply(JournalEntry(seq: 0, at: now, command: command, events: [])) {
+                    entries.append(entry)
+                    self.engine.addFootprint(of: command, to: &footprint)
+                }
+            }
+            return CommitBatch(entries: entries, footprint: footprint, engine: self.engine)
+        }
+    }
+
+    func catchUp() throws {
+        for entry in try store.commands(after: seq, limit: 100_000) { _ = try apply(entry) }
+    }
+}
+
+/// Records a migration no released binary has, as a newer Checkmark would.
+private func markNewerMigration(schema: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["psql", "-q", StoreKind.postgresURL!, "-c", "INSERT INTO \(schema).checkmark_migrations (id) VALUES ('v99-from-the-future')"]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+}
