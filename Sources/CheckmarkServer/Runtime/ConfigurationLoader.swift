@@ -13,6 +13,7 @@ public enum ConfigurationLoader {
         ("host", "address to listen on (default 127.0.0.1)"),
         ("port", "port to listen on, 0 picks a free one (default 8080)"),
         ("data_dir", "data directory, created if missing (default ./checkmark-data)"),
+        ("postgres_url", "store in PostgreSQL instead, as one node of a cluster: postgres://user:password@host:5432/db[?schema=name] (docs/cluster.md; default: none, SQLite in data_dir)"),
         ("api_key", "the app's api_key (default: the development key)"),
         ("api_secret", "the app's api_secret, signs tokens (default: the development secret, loopback only)"),
         ("log_level", "trace, debug, info, notice, warning, error or critical (default info)"),
@@ -93,6 +94,7 @@ public enum ConfigurationLoader {
         case "host": c.host = value
         case "port": c.port = try int()
         case "data_dir": c.dataDirectory = value
+        case "postgres_url": c.postgresURL = value.isEmpty ? nil : value
         case "api_key": c.apiKey = value
         case "api_secret": c.apiSecret = value
         case "log_level":

@@ -21,7 +21,7 @@ public final class ReceiptsServer: Sendable {
     public let gateway: Gateway
     public let registry: PrometheusCollectorRegistry
     private let engineGroup: MultiThreadedEventLoopGroup
-    private let store: SQLiteStore
+    private let store: any ReceiptsStore
     private let logger: Logger
     private let fatal = NIOLockedValueBox<StorageError?>(nil)
     private let stopped: EventLoopPromise<Void>
@@ -34,8 +34,7 @@ public final class ReceiptsServer: Sendable {
 
     public static func start(_ configuration: ServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws -> ReceiptsServer {
         try configuration.validate()
-        let directory = try DataDirectory(path: configuration.dataDirectory)
-        let store = try SQLiteStore(directory: directory)
+        let store = try await openStore(configuration, logger: logger)
         let registry = PrometheusCollectorRegistry()
         let metrics = ServiceMetrics(factory: PrometheusMetricsFactory(registry: registry))
         let engineGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -94,7 +93,8 @@ public final class ReceiptsServer: Sendable {
             _ = task
         }
         logger.info("checkmark listening", metadata: [
-            "host": "\(configuration.host)", "port": "\(listener.port)", "data_dir": "\(configuration.dataDirectory)",
+            "host": "\(configuration.host)", "port": "\(listener.port)",
+            "storage": "\((store as? PostgresStore).map { "\($0.location) (cluster node)" } ?? configuration.dataDirectory)",
         ])
         if configuration.usesDevelopmentSecret {
             logger.warning("using the development api secret: loopback only, never in production")
@@ -102,8 +102,17 @@ public final class ReceiptsServer: Sendable {
         return server
     }
 
+    /// SQLite in the data directory, or the cluster's PostgreSQL database when one is configured.
+    private static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any ReceiptsStore {
+        guard let url = configuration.postgresURL else {
+            return try SQLiteStore(directory: try DataDirectory(path: configuration.dataDirectory))
+        }
+        let location = try PostgresLocation(url: url)
+        return try await NIOThreadPool.singleton.runIfActive { try PostgresStore(location: location, logger: logger) }
+    }
+
     private init(configuration: ServerConfiguration, listener: HTTPListener, service: ReceiptsService, gateway: Gateway,
-                 registry: PrometheusCollectorRegistry, engineGroup: MultiThreadedEventLoopGroup, store: SQLiteStore,
+                 registry: PrometheusCollectorRegistry, engineGroup: MultiThreadedEventLoopGroup, store: any ReceiptsStore,
                  logger: Logger, stopping: NIOLockedValueBox<Bool>, stopped: EventLoopPromise<Void>) {
         self.configuration = configuration
         self.listener = listener

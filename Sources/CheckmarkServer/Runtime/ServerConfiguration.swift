@@ -10,6 +10,9 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = "./checkmark-data"
+    /// A PostgreSQL database to store in, shared with the cluster's other nodes; nil stores in SQLite
+    /// in ``dataDirectory``.
+    public var postgresURL: String?
     /// Where to record a live trace of every command and event (`record`); nil records nothing.
     public var recordPath: String?
     public var apiKey = ServerConfiguration.developmentAPIKey
@@ -44,6 +47,9 @@ public struct ServerConfiguration: Sendable {
         guard (0...65_535).contains(port) else { throw Invalid(description: "port \(port) is not between 0 and 65535") }
         guard !host.isEmpty else { throw Invalid(description: "host must not be empty") }
         guard !dataDirectory.isEmpty else { throw Invalid(description: "data directory must not be empty") }
+        if let postgresURL {
+            do { _ = try PostgresLocation(url: postgresURL) } catch { throw Invalid(description: error.description) }
+        }
         guard !apiKey.isEmpty else { throw Invalid(description: "api key must not be empty") }
         guard apiSecret.utf8.count >= 16 else { throw Invalid(description: "api secret must be at least 16 bytes") }
         if usesDevelopmentSecret && !Self.isLoopback(host) {

@@ -14,9 +14,21 @@ import NIOPosix
 /// waits for every command applied before it. When a commit fails, every waiting command fails with
 /// ``ServiceError/storage(_:)``, the service refuses further commands and reports it through
 /// `onFatalError`, and the server stops: memory and disk may disagree, and a restart reloads the truth.
+///
+/// Over a ``SharedReceiptsStore`` (a cluster of nodes on one PostgreSQL database) the order is the
+/// database's: each command waits for the next commit cycle, which takes the journal's append lock,
+/// applies what other nodes committed since this node last looked (and sends those events to this
+/// node's connections), then applies the waiting commands and commits them. Watches, queries and
+/// connection changes wait for a cycle too, without the lock, so that a client sees on any node
+/// everything committed before it asked. Other nodes' commits are picked up when PostgreSQL notifies
+/// them, and at least every ``clusterPollInterval`` in case a notification was lost.
 public final class ReceiptsService: Sendable {
+    /// How often a cluster node looks for other nodes' commits without being notified.
+    public static let clusterPollInterval = TimeAmount.seconds(1)
     public let engineLoop: any EventLoop
     private let store: any ReceiptsStore
+    /// The same store when it is shared by a cluster; nil for a single node.
+    private let shared: (any SharedReceiptsStore)?
     private let writer: NIOThreadPool
     private let state: NIOLoopBoundBox<State>
     private let metrics: ServiceMetrics
@@ -56,6 +68,14 @@ public final class ReceiptsService: Sendable {
         /// Commands applied while a trace was being taken: numbers the trace's command lines.
         var tracedCommands: Int64 = 0
         var drained: [EventLoopPromise<Void>] = []
+        /// Cluster: work waiting for the next commit cycle, and whether any of it changes state.
+        var queued: [() -> Void] = []
+        var queuedDurable = false
+        /// Cluster: another node committed (or may have) since the last cycle.
+        var catchUpWanted = false
+        /// Cluster: the applied items of the cycle being committed.
+        var inFlight: [Pending] = []
+        var poll: RepeatedTask?
 
         init(_ stored: StoredState) {
             engine = ReceiptsEngine(restoring: stored.snapshot)
@@ -75,11 +95,33 @@ public final class ReceiptsService: Sendable {
         let writer = NIOThreadPool(numberOfThreads: 1)
         writer.start()
         let stored = try await writer.runIfActive { try store.load() }
-        return try await engineLoop.submit {
+        let service = try await engineLoop.submit {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, state: State(stored), metrics: metrics,
                 logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
+        if let shared = store as? any SharedReceiptsStore {
+            try await engineLoop.submit { service.joinCluster(shared) }.get()
+        }
+        return service
+    }
+
+    /// Starts following other nodes' commits: on notification, and by polling.
+    private func joinCluster(_ shared: any SharedReceiptsStore) {
+        state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: Self.clusterPollInterval, delay: Self.clusterPollInterval) { _ in
+            self.wantCatchUp(seq: 0)
+        }
+        shared.startListening { seq in
+            self.engineLoop.execute { self.wantCatchUp(seq: seq) }
+        }
+    }
+
+    /// Another node committed up to `seq` (0: unknown): runs a cycle unless this node is there already.
+    private func wantCatchUp(seq: Int64) {
+        let state = state.value
+        guard seq == 0 || seq > state.lastSeq, state.failed == nil else { return }
+        state.catchUpWanted = true
+        if !state.committing { startCycle() }
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, state: State,
@@ -90,6 +132,7 @@ public final class ReceiptsService: Sendable {
         self.recorder = recorder
         self.alteration = alteration
         self.store = store
+        shared = store as? any SharedReceiptsStore
         self.engineLoop = engineLoop
         self.writer = writer
         self.state = NIOLoopBoundBox(state, eventLoop: engineLoop)
@@ -110,10 +153,12 @@ public final class ReceiptsService: Sendable {
         let promise = engineLoop.makePromise(of: ReceiptsOutcome.self)
         let sinkBox = sink.map { UnsafeTransfer($0) }
         engineLoop.execute {
-            self.apply(command, sink: sinkBox?.wrappedValue) { result in
-                switch result {
-                case .success(let outcome): promise.succeed(outcome)
-                case .failure(let error): promise.fail(error)
+            self.perform(durable: ReceiptsEngine.isDurable(command)) {
+                self.apply(command, sink: sinkBox?.wrappedValue) { result in
+                    switch result {
+                    case .success(let outcome): promise.succeed(outcome)
+                    case .failure(let error): promise.fail(error)
+                    }
                 }
             }
         }
@@ -124,9 +169,11 @@ public final class ReceiptsService: Sendable {
     public func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
         let promise = engineLoop.makePromise(of: T.self)
         engineLoop.execute {
-            let state = self.state.value
-            let value = Result { try body(state.engine) }
-            self.enqueue(Pending(entry: nil, events: [], complete: { _ in promise.completeWith(value) }, outcome: .success(.unchanged)))
+            self.perform(durable: false) {
+                let state = self.state.value
+                let value = Result { try body(state.engine) }
+                self.enqueue(Pending(entry: nil, events: [], complete: { _ in promise.completeWith(value) }, outcome: .success(.unchanged)))
+            }
         }
         return promise.futureResult
     }
@@ -140,7 +187,7 @@ public final class ReceiptsService: Sendable {
     public func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
                       maxResumeEvents: Int = ChannelResume.defaultMaxEvents) -> EventLoopFuture<ChannelResume?> {
         let promise = engineLoop.makePromise(of: ChannelResume?.self)
-        engineLoop.execute {
+        engineLoop.execute { self.perform(durable: false) {
             // A watch emits no event: the channel's sequence now is where live events will begin.
             let head = self.state.value.channelSeqs[cid] ?? 0
             let openedAfter = self.state.value.openedAfterEventSeq[connectionID] ?? .max
@@ -164,7 +211,7 @@ public final class ReceiptsService: Sendable {
                         .cascade(to: promise)
                 }
             }
-        }
+        } }
         return promise.futureResult
     }
 
@@ -197,17 +244,7 @@ public final class ReceiptsService: Sendable {
             default: break
             }
             var entry: JournalEntry?
-            var shared: [(ReceiptsEvent, SharedEvent)] = []
-            for event in outcome.events {
-                var channelSeq: Int64?
-                if let cid = event.cid, ReceiptsEngine.isDurable(command) {
-                    let next = (state.channelSeqs[cid] ?? 0) + 1
-                    state.channelSeqs[cid] = next
-                    channelSeq = next
-                }
-                shared.append((event, SharedEvent(
-                    type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq), cid: event.cid, channelSeq: channelSeq)))
-            }
+            let shared = share(outcome, of: command)
             if recorder != nil || !state.traceSubscribers.isEmpty {
                 state.tracedCommands += 1
                 let lines = TraceRecorder.lines(
@@ -217,15 +254,7 @@ public final class ReceiptsService: Sendable {
                 for subscriber in state.traceSubscribers.values { subscriber.send(lines) }
             }
             if outcome.changed && ReceiptsEngine.isDurable(command) {
-                state.lastSeq += 1
-                var events: [JournalEvent] = []
-                for (event, encoded) in shared {
-                    state.lastEventSeq += 1
-                    events.append(JournalEvent(
-                        seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
-                        audience: event.audience, json: encoded.encoded.stored))
-                }
-                entry = JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
+                entry = journal(command, shared)
                 state.engine.addFootprint(of: command, to: &state.footprint)
                 metrics.accepted(command)
             }
@@ -233,10 +262,147 @@ public final class ReceiptsService: Sendable {
         }
     }
 
+    /// Gives each event its channel sequence (durable commands only) and its shared encoding.
+    private func share(_ outcome: ReceiptsOutcome, of command: ReceiptsCommand) -> [(ReceiptsEvent, SharedEvent)] {
+        let state = state.value
+        var shared: [(ReceiptsEvent, SharedEvent)] = []
+        for event in outcome.events {
+            var channelSeq: Int64?
+            if let cid = event.cid, ReceiptsEngine.isDurable(command) {
+                let next = (state.channelSeqs[cid] ?? 0) + 1
+                state.channelSeqs[cid] = next
+                channelSeq = next
+            }
+            shared.append((event, SharedEvent(
+                type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq), cid: event.cid, channelSeq: channelSeq)))
+        }
+        return shared
+    }
+
+    /// The journal entry of an applied command: the next global and event sequences.
+    private func journal(_ command: ReceiptsCommand, _ shared: [(ReceiptsEvent, SharedEvent)]) -> JournalEntry {
+        let state = state.value
+        state.lastSeq += 1
+        var events: [JournalEvent] = []
+        for (event, encoded) in shared {
+            state.lastEventSeq += 1
+            events.append(JournalEvent(
+                seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
+                audience: event.audience, json: encoded.encoded.stored))
+        }
+        return JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
+    }
+
     private func enqueue(_ pending: Pending) {
         let state = state.value
         state.pending.append(pending)
-        if !state.committing { startCommit() }
+        // In a cluster, the commit cycle that runs this work commits it.
+        if !state.committing && shared == nil { startCommit() }
+    }
+
+    // MARK: Cluster commit cycle
+
+    /// A node's command failed to apply where another node had applied it: the engines disagree.
+    struct Divergence: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs `work` now on a single node; in a cluster, in the next commit cycle (with the append lock
+    /// when `durable`).
+    private func perform(durable: Bool, _ work: @escaping () -> Void) {
+        guard shared != nil else { return work() }
+        let state = state.value
+        state.queued.append(work)
+        if durable { state.queuedDurable = true }
+        if !state.committing { startCycle() }
+    }
+
+    /// One cycle: catch up with the journal, run the queued work, commit what it changed (under the
+    /// append lock when anything may change), then release replies and events in order.
+    private func startCycle() {
+        let state = state.value
+        guard let shared, !state.committing else { return }
+        guard !state.queued.isEmpty || (state.catchUpWanted && state.failed == nil) else {
+            for promise in state.drained { promise.succeed() }
+            state.drained = []
+            return
+        }
+        let works = UnsafeTransfer(state.queued)
+        let durable = state.queuedDurable && state.failed == nil
+        state.queued = []
+        state.queuedDurable = false
+        state.catchUpWanted = false
+        state.committing = true
+        if state.failed != nil {
+            // Storage failed earlier: every command fails at once, in order.
+            works.wrappedValue.forEach { $0() }
+            state.committing = false
+            release(state.pending)
+            state.pending = []
+            return startCycle()
+        }
+        let after = state.lastSeq
+        let started = NIODeadline.now()
+        writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
+            if durable {
+                try shared.append(after: after) { others in
+                    try self.engineLoop.submit { () throws -> CommitBatch in
+                        try self.runCycle(others, works.wrappedValue)
+                    }.wait()
+                }
+            } else {
+                let others = try shared.commands(after: after, limit: .max)
+                _ = try self.engineLoop.submit { try self.runCycle(others, works.wrappedValue) }.wait()
+            }
+        }.whenComplete { result in
+            let state = self.state.value
+            state.committing = false
+            let items = state.inFlight
+            state.inFlight = []
+            switch result {
+            case .success:
+                if durable {
+                    self.metrics.committed(batchSize: items.count { $0.entry != nil }, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
+                }
+                self.release(items)
+                self.startCycle()
+            case .failure(let error):
+                let storageError = (error as? StorageError) ?? .commitFailed(reason: "\(error)")
+                self.fail(with: storageError, items: items)
+            }
+        }
+    }
+
+    /// On the engine loop, inside a cycle: applies others' commits (sending their events to this
+    /// node's connections now: they are durable), then the queued work; returns what to commit.
+    private func runCycle(_ others: [JournalEntry], _ works: [() -> Void]) throws -> CommitBatch {
+        let state = state.value
+        try applyCommitted(others)
+        works.forEach { $0() }
+        state.inFlight = state.pending
+        state.pending = []
+        let batch = CommitBatch(entries: state.inFlight.compactMap(\.entry), footprint: state.footprint, engine: state.engine)
+        state.footprint = StateFootprint()
+        return batch
+    }
+
+    /// Applies entries other nodes committed, in journal order, exactly as they applied them.
+    /// - Throws: ``Divergence`` when an entry is out of sequence or this engine refuses it.
+    private func applyCommitted(_ entries: [JournalEntry]) throws {
+        let state = state.value
+        for entry in entries where entry.seq > state.lastSeq {
+            guard entry.seq == state.lastSeq + 1 else {
+                throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
+            }
+            switch state.engine.apply(entry.command, at: entry.at) {
+            case .failure(let error):
+                throw Divergence(description: "journal entry \(entry.seq) (\(CommandCodec.op(entry.command))) was refused here: \(error)")
+            case .success(let outcome):
+                let shared = share(outcome, of: entry.command)
+                _ = journal(entry.command, shared)
+                for (event, encoded) in shared { fanOut(event, encoded, sinks: state.sinks) }
+            }
+        }
     }
 
     /// Writes everything pending in one transaction (or releases it at once when nothing is durable).
@@ -364,7 +530,7 @@ public final class ReceiptsService: Sendable {
             let state = self.state.value
             state.accepting = false
             self.accepting.withLockedValue { $0 = false }
-            if !state.committing && state.pending.isEmpty {
+            if !state.committing && state.pending.isEmpty && state.queued.isEmpty {
                 promise.succeed()
             } else {
                 state.drained.append(promise)
@@ -376,6 +542,7 @@ public final class ReceiptsService: Sendable {
     /// Drains, then closes storage, the trace being recorded and the writer thread.
     public func close() async {
         await drain()
+        try? await engineLoop.submit { self.state.value.poll?.cancel() }.get()
         if let recorder = self.recorder { try? await engineLoop.submit { recorder.close() }.get() }
         store.close()
         try? await writer.shutdownGracefully()

@@ -1,0 +1,153 @@
+import CheckmarkClient
+import CheckmarkCore
+import CheckmarkServer
+import CheckmarkStorage
+import Foundation
+import Logging
+import NIOCore
+import Testing
+
+extension EndToEnd {
+    /// Issue 10: nodes sharing one PostgreSQL database behave as one server. Runs when
+    /// `CHECKMARK_TEST_POSTGRES_URL` names a server (`.ci/run` starts one); each test uses a schema of
+    /// its own.
+    @Suite("Cluster: three nodes on one PostgreSQL database", .serialized,
+           .enabled(if: ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]?.isEmpty == false))
+    struct ClusterTests {
+        static let general = TestServer.general
+
+        /// Three real servers on 127.0.0.1 sharing a fresh schema.
+        static func startCluster(nodes: Int = 3) async throws -> (url: String, nodes: [TestServer]) {
+            let base = ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]!
+            let schema = "cluster_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            let url = base + (base.contains("?") ? "&" : "?") + "schema=" + schema
+            var servers: [TestServer] = []
+            for _ in 0..<nodes { servers.append(try await startNode(url)) }
+            return (url, servers)
+        }
+
+        static func startNode(_ url: String) async throws -> TestServer {
+            try await TestServer.start { $0.postgresURL = url }
+        }
+
+        static func stopAll(_ nodes: [TestServer]) async {
+            for node in nodes { await node.stop() }
+        }
+
+        static func channelSeq(_ event: ChatEvent?) -> Int? { event?.json?["channel_seq"]?.intValue }
+
+        @Test func clientsOnDifferentNodesReceiveEachOthersEvents() async throws {
+            let (_, nodes) = try await Self.startCluster()
+            defer { Task { await Self.stopAll(nodes) } }
+            try await nodes[0].setUp(users: ["alice", "bob", "carol"])
+            let alice = try await nodes[0].connect("alice")
+            let bob = try await nodes[1].connect("bob")
+            let carol = try await nodes[2].connect("carol")
+            for connection in [alice, bob, carol] { _ = try await connection.watch(Self.general) }
+
+            _ = try await alice.sendMessage(Self.general, text: "hello", id: "m1")
+            let atBob = await bob.nextEvent(ofType: ["message.new"])
+            let atCarol = await carol.nextEvent(ofType: ["message.new"])
+            #expect(atBob?.json?["message"]?["id"]?.stringValue == "m1")
+            #expect(atCarol?.json?["message"]?["id"]?.stringValue == "m1")
+            #expect(Self.channelSeq(atBob) != nil && Self.channelSeq(atBob) == Self.channelSeq(atCarol))
+            #expect(atBob?.json?["unread_count"]?.intValue == 1, "counts are computed on bob's node")
+
+            try await bob.markRead(Self.general, messageID: "m1")
+            let read = await alice.nextEvent(ofType: ["message.read"])
+            #expect(read?.json?["user"]?["id"]?.stringValue == "bob")
+            let readAtCarol = await carol.nextEvent(ofType: ["message.read"])
+            #expect(Self.channelSeq(readAtCarol) == Self.channelSeq(read))
+            let own = await bob.nextEvent(ofType: ["notification.mark_read"])
+            #expect(own?.json?["total_unread_count"]?.intValue == 0)
+        }
+
+        /// Read-your-writes across nodes: what a client changed through one node, the next request on
+        /// another node sees, without waiting for a notification.
+        @Test func aChangeMadeOnOneNodeIsSeenAtOnceOnAnother() async throws {
+            let (_, nodes) = try await Self.startCluster(nodes: 2)
+            defer { Task { await Self.stopAll(nodes) } }
+            for round in 0..<20 {
+                let cid = ChannelCID(type: "messaging", id: "room\(round)")
+                try await nodes[0].run(.upsertUser(User(id: "u\(round)")))
+                try await nodes[0].run(.createChannel(cid: cid, createdBy: "u\(round)", members: ["u\(round)"]))
+                let connection = try await nodes[1].connect("u\(round)")
+                _ = try await connection.watch(cid)
+                connection.close()
+            }
+        }
+
+        /// Concurrent confirmations of one channel from three nodes: pointers only move forward, counts
+        /// stay exact, and every node ends with the same state and one gap-free channel sequence.
+        @Test func concurrentConfirmationsFromThreeNodesKeepEveryRule() async throws {
+            let (url, nodes) = try await Self.startCluster()
+            let users = (0..<6).map { "user\($0)" }
+            try await nodes[0].setUp(users: users)
+            let watcher = try await nodes[2].connect("user0")
+            _ = try await watcher.watch(Self.general)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, user) in users.enumerated() {
+                    let node = nodes[index % 3]
+                    group.addTask {
+                        for round in 0..<15 {
+                            _ = try await node.run(.sendMessage(cid: Self.general, userID: user, draft: MessageDraft(id: "\(user)-\(round)", text: "x")))
+                            _ = try await node.run(.markRead(cid: Self.general, userID: users[(index + 1) % users.count], messageID: nil))
+                            _ = try await node.run(.markDelivered(userID: users[(index + 2) % users.count], latest: [DeliveredTarget(cid: Self.general, messageID: "\(user)-\(round)")]))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Every node answers alike once it has caught up (a query waits for the journal's head).
+            var answers: [String] = []
+            for node in nodes {
+                answers.append(try await node.server.service.read { engine in
+                    let states = try engine.readStates(of: Self.general, viewer: "user0")
+                    return states.map { "\($0)" }.joined(separator: "\n") + "\n" + users.map { "\(engine.counts(for: $0))" }.joined(separator: ",")
+                }.get())
+            }
+            #expect(answers[0] == answers[1] && answers[1] == answers[2])
+            // The journal holds one gap-free channel sequence, and the watcher got exactly its share of it.
+            let store = try PostgresStore(location: try PostgresLocation(url: url), logger: Logger(label: "test"))
+            let journal = try store.channelEvents(Self.general, after: 0, through: .max)
+            store.close()
+            #expect(journal.compactMap(\.channelSeq) == Array(1...Int64(journal.count)))
+            let expected = journal.filter { $0.audience?.reachesWatcher("user0") == true }.compactMap(\.channelSeq)
+            let events = await watcher.drain(for: .milliseconds(700))
+            #expect(events.compactMap { Self.channelSeq($0) }.map(Int64.init) == expected)
+            // A node started now loads exactly the same state.
+            let late = try await Self.startNode(url)
+            let lateAnswer = try await late.server.service.read { engine in
+                let states = try engine.readStates(of: Self.general, viewer: "user0")
+                return states.map { "\($0)" }.joined(separator: "\n") + "\n" + users.map { "\(engine.counts(for: $0))" }.joined(separator: ",")
+            }.get()
+            #expect(lateAnswer == answers[0])
+            await Self.stopAll(nodes + [late])
+        }
+
+        /// A client that loses its node resumes on another with nothing lost and nothing repeated.
+        @Test func resumeOnAnotherNodeAfterLosingOne() async throws {
+            let (_, nodes) = try await Self.startCluster()
+            defer { Task { await Self.stopAll(nodes) } }
+            try await nodes[0].setUp(users: ["alice", "bob"])
+            let alice = try await nodes[0].connect("alice")
+            _ = try await alice.watch(Self.general)
+            var bob = try await nodes[1].connect("bob")
+            _ = try await bob.watch(Self.general)
+            _ = try await alice.sendMessage(Self.general, text: "one", id: "m1")
+            let seen = try #require(Self.channelSeq(await bob.nextEvent(ofType: ["message.new"])))
+            bob.close()
+            _ = try await alice.sendMessage(Self.general, text: "two", id: "m2")
+            _ = try await alice.sendMessage(Self.general, text: "three", id: "m3")
+            bob = try await nodes[2].connect("bob")
+            _ = try await bob.watch(Self.general, lastSeq: Int64(seen))
+            var replayed: [ChatEvent] = []
+            while let event = await bob.nextEvent(), event.type != "channel.resumed" { replayed.append(event) }
+            #expect(replayed.filter { $0.type == "message.new" }.compactMap { $0.json?["message"]?["id"]?.stringValue } == ["m2", "m3"])
+            #expect(replayed.compactMap { Self.channelSeq($0) } == Array(seen + 1...seen + replayed.count))
+            _ = try await alice.sendMessage(Self.general, text: "four", id: "m4")
+            let live = await bob.nextEvent(ofType: ["message.new"])
+            #expect(Self.channelSeq(live) == seen + replayed.count + 1)
+        }
+    }
+}
