@@ -5,6 +5,8 @@ import CheckmarkCore
 /// others appended before it, so every node's engine applies the same commands in the same order and
 /// computes the same state, sequences and events. Calls are blocking and made from one writer thread.
 public protocol SharedReceiptsStore: ReceiptsStore {
+    /// The largest message ``notifyPeers(_:)`` takes (PostgreSQL's NOTIFY payload is below 8,000 bytes).
+    static var maxPeerMessageBytes: Int { get }
     /// Takes the append lock and calls `build` with the entries other nodes committed after
     /// `appliedSeq` (oldest first, commands only), then writes the batch `build` returns (its entries
     /// continue the journal right after those), tells every node, and commits, releasing the lock.
@@ -15,6 +17,10 @@ public protocol SharedReceiptsStore: ReceiptsStore {
     /// catches up with what others committed.
     func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry]
     /// Starts calling `onAppend` with the newest sequence whenever any node commits, and with 0 after
-    /// the notification connection was (re)established, when some notifications may have been missed.
-    func startListening(_ onAppend: @escaping @Sendable (Int64) -> Void)
+    /// the notification connection was (re)established, when some notifications may have been missed;
+    /// and `onPeerMessage` with every message a node sent with ``notifyPeers(_:)`` (its own included).
+    func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void)
+    /// Sends `message` (at most ``maxPeerMessageBytes``) to every listening node, at once (not
+    /// transactional). Messages may be lost while a node's notification connection is down.
+    func notifyPeers(_ message: String) throws(StorageError)
 }

@@ -39,6 +39,18 @@ struct RecipientsTableTests {
         #expect(event.recipients[0].counts == UnreadCounts(totalUnread: 1, unreadChannels: 1))
     }
 
+    /// Regression (cluster nodes disagreed on sequences): which events a command makes must not
+    /// depend on who is connected, or nodes holding different connections number them differently.
+    @Test func notificationMessageNewIsMadeEvenWhenNoConnectionReceivesIt() throws {
+        var s = Scenario()
+        try s.users("a", "b")
+        try s.channel(members: ["a", "b"])
+        let outcome = try s.send("a", "m1")
+        #expect(outcome.events.map(\.type) == ["message.new", "notification.message_new"])
+        #expect(outcome.events("notification.message_new").first?.recipients.isEmpty == true)
+        #expect(outcome.events("notification.message_new").first?.audience == .nonWatchingMembers)
+    }
+
     @Test func messageReadGoesToWatchers() throws {
         var s = try Self.scenario()
         try s.send("a", "m1")

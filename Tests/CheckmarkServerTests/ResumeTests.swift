@@ -48,14 +48,20 @@ extension EndToEnd {
             bob = try await server.connect("bob")
             _ = try await bob.watch(Self.general, lastSeq: seen)
             var replayed: [ChatEvent] = []
-            while let event = await bob.nextEvent(), event.type != "channel.resumed" { replayed.append(event) }
+            var marker: ChatEvent?
+            while let event = await bob.nextEvent() {
+                if event.type == "channel.resumed" { marker = event; break }
+                replayed.append(event)
+            }
             #expect(replayed.map(\.type) == ["message.new", "message.new", "message.read", "notification.mark_read"])
-            #expect(replayed.compactMap(Self.channelSeq) == Array(seen + 1...seen + 4))
+            // Each message also journaled a notification.message_new, which a watcher never gets.
+            #expect(replayed.compactMap(Self.channelSeq) == [seen + 2, seen + 4, seen + 6, seen + 7])
+            #expect(marker.flatMap(Self.channelSeq) == seen + 7)
             #expect(replayed[1].json?["message"]?["id"]?.stringValue == "m3")
             #expect(replayed[1].json?["unread_count"]?.intValue == 1, "replayed events carry the counts as of the resume")
             try await alice.sendMessage(Self.general, text: "four", id: "m4")
             let live = await bob.nextEvent(ofType: ["message.new"])
-            #expect(live.flatMap(Self.channelSeq) == seen + 5, "the first live event follows the last replayed one")
+            #expect(live.flatMap(Self.channelSeq) == seen + 8, "the first live event follows the last replayed one")
             #expect(await bob.drain().isEmpty)
         }
 
@@ -115,14 +121,15 @@ extension EndToEnd {
             try await bob.watch(Self.general, lastSeq: 1)
             let failed = await bob.nextEvent(ofType: ["channel.resume_failed", "channel.resumed", "message.new"])
             #expect(failed?.type == "channel.resume_failed")
-            #expect(failed?.json?["reason"]?.stringValue?.contains("from 4 on") == true)
+            // Six messages made twelve channel events (message.new, notification.message_new); 10-12 are kept.
+            #expect(failed?.json?["reason"]?.stringValue?.contains("from 10 on") == true)
             try await bob.watch(Self.general, lastSeq: 99)
             let ahead = await bob.nextEvent(ofType: ["channel.resume_failed", "channel.resumed"])
             #expect(ahead?.json?["reason"]?.stringValue?.contains("no event 99") == true)
             // Within what the journal keeps, resume works.
-            try await bob.watch(Self.general, lastSeq: 4)
+            try await bob.watch(Self.general, lastSeq: 10)
             let missed = await bob.nextEvent(ofType: ["message.new"])
-            #expect(missed?.json?["message"]?["id"]?.stringValue == "m5")
+            #expect(missed?.json?["message"]?["id"]?.stringValue == "m6")
         }
 
         @Test func badLastSeqIsAnInvalidArgument() async throws {

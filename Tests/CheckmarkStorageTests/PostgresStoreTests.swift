@@ -106,7 +106,9 @@ struct PostgresStoreTests {
         let writer = Node(store: try location.open() as! PostgresStore)
         let listening = try location.open() as! PostgresStore
         let heard = Mutex<[Int64]>([])
-        listening.startListening { seq in heard.withLock { $0.append(seq) } }
+        let peerMessages = Mutex<[String]>([])
+        listening.startListening(onAppend: { seq in heard.withLock { $0.append(seq) } },
+                                 onPeerMessage: { message in peerMessages.withLock { $0.append(message) } })
         // The first call (0) says the notification connection is up.
         let deadline = Date().addingTimeInterval(10)
         while heard.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
@@ -114,6 +116,10 @@ struct PostgresStoreTests {
         try writer.append([.upsertUser(User(id: "bob")), .upsertUser(User(id: "carol"))])
         while heard.withLock({ $0.count < 3 }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(heard.withLock { $0 } == [0, 1, 3])
+        try writer.store.notifyPeers("hello from the writer")
+        while peerMessages.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(peerMessages.withLock { $0 } == ["hello from the writer"])
+        #expect(throws: StorageError.self) { try writer.store.notifyPeers(String(repeating: "x", count: 8_000)) }
         listening.close()
         writer.store.close()
     }

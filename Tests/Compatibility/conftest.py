@@ -111,9 +111,23 @@ def openapi():
     return OpenAPIChecker()
 
 
+class ExternalServer:
+    """A server someone else runs, e.g. a cluster behind nginx (deploy/cluster/cluster.sh), named by
+    CHECKMARK_COMPAT_URL (http://127.0.0.1:PORT); it must use this suite's API key and secret."""
+
+    def __init__(self, url):
+        parsed = urllib.parse.urlparse(url)
+        self.port = parsed.port
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        pass
+
+
 @pytest.fixture(scope="session")
 def server():
-    s = Server()
+    url = os.environ.get("CHECKMARK_COMPAT_URL")
+    s = ExternalServer(url) if url else Server()
     yield s
     s.stop()
 

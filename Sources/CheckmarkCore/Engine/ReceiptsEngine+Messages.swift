@@ -34,12 +34,12 @@ extension ReceiptsEngine {
                     others.append(Recipient(connectionID: connection, userID: memberID, counts: counts(for: memberID)))
                 }
             }
-            if !others.isEmpty {
-                let summary = ChannelSummary(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, memberCount: channel.members.count)
-                events.append(ReceiptsEvent(
-                    payload: .notificationMessageNew(message: message, sender: sender, channel: summary),
-                    cid: cid, createdAt: message.createdAt, recipients: others))
-            }
+            // Emitted even when no connection receives it: which events a command produces (and so
+            // the journal's sequences) depends on durable state only, never on who is connected.
+            let summary = ChannelSummary(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, memberCount: channel.members.count)
+            events.append(ReceiptsEvent(
+                payload: .notificationMessageNew(message: message, sender: sender, channel: summary),
+                cid: cid, createdAt: message.createdAt, recipients: others))
         }
         return ReceiptsOutcome(result: .message(message), events: events)
     }

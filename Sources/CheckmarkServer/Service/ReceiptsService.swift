@@ -25,6 +25,11 @@ import NIOPosix
 public final class ReceiptsService: Sendable {
     /// How often a cluster node looks for other nodes' commits without being notified.
     public static let clusterPollInterval = TimeAmount.seconds(1)
+    /// How long a cluster node waits for the node holding a connection to answer a command for it
+    /// (``PeerMessage``); with no answer, the connection does not exist (`unknown_connection`).
+    public static let peerAnswerTimeout = TimeAmount.seconds(1)
+    /// This node's name among the cluster's nodes (random, per start).
+    let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 36)
     public let engineLoop: any EventLoop
     private let store: any ReceiptsStore
     /// The same store when it is shared by a cluster; nil for a single node.
@@ -76,6 +81,9 @@ public final class ReceiptsService: Sendable {
         /// Cluster: the applied items of the cycle being committed.
         var inFlight: [Pending] = []
         var poll: RepeatedTask?
+        /// Cluster: commands this node asked other nodes to apply, by request number.
+        var peerWaiting: [Int: (Result<ReceiptsOutcome, ServiceError>) -> Void] = [:]
+        var peerRequests = 0
 
         init(_ stored: StoredState) {
             engine = ReceiptsEngine(restoring: stored.snapshot)
@@ -111,9 +119,12 @@ public final class ReceiptsService: Sendable {
         state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: Self.clusterPollInterval, delay: Self.clusterPollInterval) { _ in
             self.wantCatchUp(seq: 0)
         }
-        shared.startListening { seq in
-            self.engineLoop.execute { self.wantCatchUp(seq: seq) }
-        }
+        shared.startListening(
+            onAppend: { seq in self.engineLoop.execute { self.wantCatchUp(seq: seq) } },
+            onPeerMessage: { text in
+                guard let message = PeerMessage(text) else { return }
+                self.engineLoop.execute { self.receive(message) }
+            })
     }
 
     /// Another node committed up to `seq` (0: unknown): runs a cycle unless this node is there already.
@@ -154,12 +165,17 @@ public final class ReceiptsService: Sendable {
         let sinkBox = sink.map { UnsafeTransfer($0) }
         engineLoop.execute {
             self.perform(durable: ReceiptsEngine.isDurable(command)) {
-                self.apply(command, sink: sinkBox?.wrappedValue) { result in
+                let complete: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
                     switch result {
                     case .success(let outcome): promise.succeed(outcome)
                     case .failure(let error): promise.fail(error)
                     }
                 }
+                if self.shared != nil, let connectionID = PeerMessage.isForwardable(command),
+                   self.state.value.engine.connections[connectionID] == nil {
+                    return self.askPeers(command, connectionID: connectionID, complete: complete)
+                }
+                self.apply(command, sink: sinkBox?.wrappedValue, complete: complete)
             }
         }
         return promise.futureResult
@@ -298,6 +314,54 @@ public final class ReceiptsService: Sendable {
         state.pending.append(pending)
         // In a cluster, the commit cycle that runs this work commits it.
         if !state.committing && shared == nil { startCommit() }
+    }
+
+    // MARK: Cluster: other nodes' connections
+
+    /// Asks the node holding `connectionID` to apply `command`; completes with its answer, or with
+    /// `unknown_connection` when no node answers within ``peerAnswerTimeout``.
+    private func askPeers(_ command: ReceiptsCommand, connectionID: String,
+                          complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
+        guard let shared else { return }
+        let state = state.value
+        state.peerRequests += 1
+        let id = state.peerRequests
+        state.peerWaiting[id] = complete
+        let message = PeerMessage.request(from: nodeID, id: id, command: command).encoded
+        writer.runIfActive(eventLoop: engineLoop) { try shared.notifyPeers(message) }.whenFailure { error in
+            self.logger.warning("cannot reach other nodes", metadata: ["error": "\(error)"])
+        }
+        engineLoop.scheduleTask(in: Self.peerAnswerTimeout) {
+            self.state.value.peerWaiting.removeValue(forKey: id)?(.failure(.rejected(.unknownConnection(connectionID))))
+        }
+    }
+
+    /// A request for a connection this node may hold (applied, then answered, when it does), or the
+    /// answer to one of this node's requests.
+    private func receive(_ message: PeerMessage) {
+        guard let shared else { return }
+        switch message {
+        case .request(let from, let id, let command):
+            guard from != nodeID, let connectionID = PeerMessage.isForwardable(command) else { return }
+            perform(durable: false) {
+                guard self.state.value.engine.connections[connectionID] != nil else { return }
+                self.apply(command, sink: nil) { result in
+                    var error: ReceiptsError?
+                    switch result {
+                    case .success: break
+                    case .failure(.rejected(let refused)): error = refused
+                    case .failure(let other): error = .invalidArgument("the node holding the connection could not apply it: \(other)")
+                    }
+                    let reply = PeerMessage.reply(to: from, id: id, error: error).encoded
+                    self.writer.runIfActive(eventLoop: self.engineLoop) { try shared.notifyPeers(reply) }.whenFailure { error in
+                        self.logger.warning("cannot answer another node", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        case .reply(let to, let id, let error):
+            guard to == nodeID, let complete = state.value.peerWaiting.removeValue(forKey: id) else { return }
+            complete(error.map { .failure(.rejected($0)) } ?? .success(.unchanged))
+        }
     }
 
     // MARK: Cluster commit cycle

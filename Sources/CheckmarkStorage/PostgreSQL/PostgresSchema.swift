@@ -12,6 +12,12 @@ enum PostgresSchema {
         "checkmark_journal" + (schema.map { "_" + $0 } ?? "")
     }
 
+    /// The channel nodes send each other requests on (connection commands for another node's
+    /// connections), one per schema.
+    static func peerChannel(schema: String?) -> String {
+        "checkmark_peers" + (schema.map { "_" + $0 } ?? "")
+    }
+
     static let migrations: [(id: String, sql: String)] = [
         ("v1-state-and-journal", """
             CREATE TABLE users (

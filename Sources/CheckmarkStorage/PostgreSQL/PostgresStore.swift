@@ -21,6 +21,8 @@ public final class PostgresStore: SharedReceiptsStore {
     private let state = Mutex(StoreState.open)
     private let listener = Mutex<PostgresConnection?>(nil)
     private let notifyChannel: String
+    private let peerChannel: String
+    public static let maxPeerMessageBytes = 7_900
 
     private enum StoreState { case open, failed, closed }
 
@@ -36,6 +38,7 @@ public final class PostgresStore: SharedReceiptsStore {
         self.location = location
         self.logger = logger
         notifyChannel = PostgresSchema.notifyChannel(schema: location.schema)
+        peerChannel = PostgresSchema.peerChannel(schema: location.schema)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             connection = try PostgresConnection.connect(
@@ -541,23 +544,42 @@ public final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Notifications
 
-    public func startListening(_ onAppend: @escaping @Sendable (Int64) -> Void) {
-        openListener(onAppend)
+    public func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void) {
+        openListener(onAppend, onPeerMessage)
+    }
+
+    public func notifyPeers(_ message: String) throws(StorageError) {
+        try checkOpen()
+        guard message.utf8.count <= Self.maxPeerMessageBytes else {
+            throw .unavailable(reason: "peer message of \(message.utf8.count) bytes is over \(Self.maxPeerMessageBytes)")
+        }
+        do {
+            var binds = PostgresBindings()
+            binds.append(peerChannel)
+            binds.append(message)
+            try run("SELECT pg_notify($1, $2)", binds)
+        } catch {
+            throw .unavailable(reason: "notifying other nodes: \(Self.describe(error))")
+        }
     }
 
     /// Opens the notification connection; when it is lost (database restart, network), tries again
     /// every ``listenRetrySeconds`` until the store closes.
-    private func openListener(_ onAppend: @escaping @Sendable (Int64) -> Void) {
+    private func openListener(_ onAppend: @escaping @Sendable (Int64) -> Void, _ onPeerMessage: @escaping @Sendable (String) -> Void) {
         guard state.withLock({ $0 == .open }) else { return }
         let loop = group.next()
         let logger = self.logger
         let channel = notifyChannel
+        let peers = peerChannel
         PostgresConnection.connect(on: loop, configuration: Self.configuration(location), id: 2, logger: logger)
             .flatMap { connection -> EventLoopFuture<PostgresConnection> in
                 connection.addListener(channel: channel) { _, notification in
                     if let seq = Int64(notification.payload) { onAppend(seq) }
                 }
-                return connection.query("LISTEN \(unescaped: channel)", logger: logger).map { _ in connection }
+                connection.addListener(channel: peers) { _, notification in onPeerMessage(notification.payload) }
+                return connection.query("LISTEN \(unescaped: channel)", logger: logger)
+                    .flatMap { _ in connection.query("LISTEN \(unescaped: peers)", logger: logger) }
+                    .map { _ in connection }
             }
             .whenComplete { result in
                 switch result {
@@ -575,12 +597,12 @@ public final class PostgresStore: SharedReceiptsStore {
                     connection.closeFuture.whenComplete { _ in
                         guard self.state.withLock({ $0 != .closed }) else { return }
                         logger.warning("lost the notification connection; reconnecting", metadata: ["database": "\(self.location)"])
-                        loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend) }
+                        loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend, onPeerMessage) }
                     }
                 case .failure(let error):
                     guard self.state.withLock({ $0 != .closed }) else { return }
                     logger.warning("cannot listen for other nodes' commits; retrying", metadata: ["error": "\(Self.describe(error))"])
-                    loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend) }
+                    loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend, onPeerMessage) }
                 }
             }
     }

@@ -1,0 +1,80 @@
+import CheckmarkCore
+
+/// What cluster nodes tell each other about connections only one of them holds. A REST call that
+/// names a `connection_id` (a channel query with `watch: true`) reaches whichever node the load
+/// balancer picked; when that node does not hold the connection it asks every node, the holder applies
+/// the command and replies. Encoded as one JSON object, well under the notification payload limit.
+enum PeerMessage: Sendable, Equatable {
+    /// `command` is a `watch` or `stop_watching` of a connection the sender does not hold.
+    case request(from: String, id: Int, command: ReceiptsCommand)
+    /// The holder's answer to request `id` of node `to`: nil when the command took effect.
+    case reply(to: String, id: Int, error: ReceiptsError?)
+
+    /// The connection commands that can be asked of another node.
+    static func isForwardable(_ command: ReceiptsCommand) -> String? {
+        switch command {
+        case .watch(let connectionID, _), .stopWatching(let connectionID, _): connectionID
+        default: nil
+        }
+    }
+
+    var encoded: String {
+        var w = JSONWriter()
+        w.beginObject()
+        switch self {
+        case .request(let from, let id, let command):
+            w.field("kind", "request")
+            w.field("node", from)
+            w.field("id", id)
+            w.field("command", String(decoding: CommandCodec.encode(command), as: UTF8.self))
+        case .reply(let to, let id, let error):
+            w.field("kind", "reply")
+            w.field("node", to)
+            w.field("id", id)
+            if let error {
+                w.field("error", error.code)
+                switch error {
+                case .notAMember(let user, let cid):
+                    w.field("user", user)
+                    w.field("cid", cid.description)
+                case .unknownChannel(let cid):
+                    w.field("cid", cid.description)
+                default:
+                    w.field("detail", error.description)
+                }
+            }
+        }
+        w.endObject()
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// Reads ``encoded``; nil for anything else (a message of another version is ignored).
+    init?(_ text: String) {
+        guard let json = try? JSONParser.parse(text), let kind = json["kind"]?.stringValue,
+              let node = json["node"]?.stringValue, let id = json["id"]?.intValue else { return nil }
+        switch kind {
+        case "request":
+            guard let command = json["command"]?.stringValue, let decoded = try? CommandCodec.decode(Array(command.utf8)),
+                  Self.isForwardable(decoded) != nil else { return nil }
+            self = .request(from: node, id: id, command: decoded)
+        case "reply":
+            guard let code = json["error"]?.stringValue else {
+                self = .reply(to: node, id: id, error: nil)
+                return
+            }
+            let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init)
+            switch code {
+            case "not_a_member":
+                guard let user = json["user"]?.stringValue, let cid else { return nil }
+                self = .reply(to: node, id: id, error: .notAMember(user: user, cid: cid))
+            case "unknown_channel":
+                guard let cid else { return nil }
+                self = .reply(to: node, id: id, error: .unknownChannel(cid))
+            default:
+                self = .reply(to: node, id: id, error: .invalidArgument(json["detail"]?.stringValue ?? code))
+            }
+        default:
+            return nil
+        }
+    }
+}
