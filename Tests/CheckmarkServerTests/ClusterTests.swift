@@ -80,6 +80,30 @@ extension EndToEnd {
             #expect(seqs == [1, 3, 5, 7, 9])
         }
 
+        /// `watcher_count` counts the distinct users watching on any node, and stops counting a node's
+        /// watchers once the node is gone.
+        @Test func watcherCountCountsEveryNodesWatchers() async throws {
+            let (_, nodes) = try await Self.startCluster()
+            try await nodes[0].setUp(users: ["alice", "bob", "carol"])
+            let alice = try await nodes[0].connect("alice")
+            let aliceAgain = try await nodes[2].connect("alice")
+            let bob = try await nodes[1].connect("bob")
+            for connection in [alice, aliceAgain, bob] { _ = try await connection.watch(Self.general) }
+            try await nodes[2].run(.sendMessage(cid: Self.general, userID: "carol", draft: MessageDraft(id: "m1", text: "x")))
+            #expect(await alice.nextEvent(ofType: ["message.new"])?.json?["watcher_count"]?.intValue == 2)
+            #expect(await bob.nextEvent(ofType: ["message.new"])?.json?["watcher_count"]?.intValue == 2)
+            let state = try nodes[2].http("POST", "/channels/messaging/general/query?api_key=\(TestServer.apiKey)", body: #"{"user_id":"carol"}"#,
+                                          headers: ["Authorization": TestServer.serverToken, "stream-auth-type": "jwt"])
+            #expect(state.body.contains(#""watcher_count":2"#))
+            // Node 1 goes away without a word (its process would be killed): after the silence limit
+            // bob no longer counts.
+            await nodes[1].stop()
+            try await Task.sleep(for: .seconds(4))
+            try await nodes[0].run(.sendMessage(cid: Self.general, userID: "carol", draft: MessageDraft(id: "m2", text: "x")))
+            #expect(await alice.nextEvent(ofType: ["message.new"])?.json?["watcher_count"]?.intValue == 1)
+            await Self.stopAll([nodes[0], nodes[2]])
+        }
+
         /// A REST call naming a connection another node holds: that node applies it (or refuses it).
         @Test func watchNamingAConnectionOnAnotherNodeTakesEffectThere() async throws {
             let (_, nodes) = try await Self.startCluster(nodes: 2)

@@ -23,7 +23,7 @@ echo "--- compatibility suite through nginx, clients spread over 3 nodes"
 CHECKMARK_COMPAT_URL=http://127.0.0.1:$LB_PORT scripts/compat.sh
 
 echo "--- SIGKILL of node 1 under load"
-python3 deploy/cluster/failover-check.py --readers 30 --messages 600 --rate 100
+python3 deploy/cluster/failover-check.py --readers 30 --messages 600 --rate 100 --channel failover
 
 echo "--- node 1 restarted: it loads the shared state and serves"
 deploy/cluster/cluster.sh start-node 1

@@ -28,7 +28,7 @@ import urllib.request
 
 import websockets
 
-CID = "messaging:failover"
+CID = None  # messaging:<--channel>
 
 
 def token(secret, claims):
@@ -108,7 +108,7 @@ class Reader:
                 raise AssertionError(f"{self.user}: resume failed: {event}")
             if kind == "channel.resumed" and self.resumes:
                 self.resumes[-1] = [event.get("replayed"), time.monotonic() - self.resumes[-1][1]]
-            if event.get("cid") == CID and "channel_seq" in event:
+            if event.get("cid") == CID and "channel_seq" in event and not kind.startswith("channel.resume"):
                 self.seqs.append(event["channel_seq"])
             if kind == "message.new":
                 self.messages.append(event["message"]["id"])
@@ -121,14 +121,14 @@ class Reader:
         await self.ws.close()
 
 
-async def writer(cluster, count, rate, accepted, on_progress):
+async def writer(cluster, channel, count, rate, accepted, on_progress):
     interval = 1.0 / rate
     loop = asyncio.get_running_loop()
     for index in range(count):
         started = time.monotonic()
-        message_id = f"f-{index}"
+        message_id = f"{channel}-{index}"
         for attempt in range(100):
-            status, body = await loop.run_in_executor(None, cluster.rest, "POST", "/channels/messaging/failover/message",
+            status, body = await loop.run_in_executor(None, cluster.rest, "POST", f"/channels/messaging/{channel}/message",
                                                       {"message": {"id": message_id, "text": f"message {index}", "user_id": "writer"}})
             if status == 201 or status == 200:
                 break
@@ -151,13 +151,16 @@ async def main():
     parser.add_argument("--api-key", default=os.environ.get("CHECKMARK_API_KEY", "checkmark-dev-key"))
     parser.add_argument("--api-secret", default=os.environ.get("CHECKMARK_API_SECRET", "checkmark-dev-secret-NOT-FOR-PRODUCTION"))
     parser.add_argument("--kill-node", type=int, default=1)
+    parser.add_argument("--channel", default=f"failover-{int(time.time())}", help="channel id (messaging type), new for each run")
     args = parser.parse_args()
+    global CID
+    CID = f"messaging:{args.channel}"
     cluster = Cluster(args)
 
     users = [f"reader{i}" for i in range(args.readers)]
     status, body = cluster.rest("POST", "/users", {"users": {u: {"id": u} for u in users + ["writer"]}})
     assert status == 201 or status == 200, (status, body)
-    status, body = cluster.rest("POST", "/channels/messaging/failover/query", {"data": {"members": users + ["writer"]}})
+    status, body = cluster.rest("POST", f"/channels/messaging/{args.channel}/query", {"data": {"members": users + ["writer"]}})
     assert status == 201 or status == 200, (status, body)
 
     stop = asyncio.Event()
@@ -174,7 +177,7 @@ async def main():
             print(f"failover: killed node {args.kill_node} with SIGKILL after {sent} messages", flush=True)
 
     started = time.monotonic()
-    await writer(cluster, args.messages, args.rate, accepted, progress)
+    await writer(cluster, args.channel, args.messages, args.rate, accepted, progress)
     elapsed = time.monotonic() - started
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(len(r.messages) < len(accepted) for r in readers):

@@ -54,7 +54,10 @@ extension RESTAPI {
             return service.submit(.watch(connectionID: watchConnection, cid: cid))
         }
         .flatMap { _ in
-            service.read { engine in try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit) }
+            service.read { engine in
+                try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit,
+                                            watcherCount: service.clusterWatcherCount(cid))
+            }
         }
     }
 
@@ -149,7 +152,8 @@ extension RESTAPI {
                 w.key("channels")
                 w.beginArray()
                 for cid in cids {
-                    try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit, into: &w)
+                    try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit,
+                                                     watcherCount: service.clusterWatcherCount(cid), into: &w)
                 }
                 w.endArray()
                 w.endObject()

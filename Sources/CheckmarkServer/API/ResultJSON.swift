@@ -25,13 +25,17 @@ enum ResultJSON {
     /// ``memberListLimit``, most recently added first), its latest messages, the read states as the
     /// viewer may see them (rule 10) and the watcher count. An empty viewer is a third party (a
     /// server-side call naming no user): privacy applies to every member.
-    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int = defaultMessageLimit) throws -> [UInt8] {
+    /// `watcherCount`: the whole cluster's (``ReceiptsService/clusterWatcherCount(_:)``); the engine's
+    /// own count when nil.
+    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int = defaultMessageLimit,
+                             watcherCount: Int? = nil) throws -> [UInt8] {
         var w = JSONWriter()
-        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit, into: &w)
+        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit, watcherCount: watcherCount, into: &w)
         return w.bytes
     }
 
-    static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int, into w: inout JSONWriter) throws {
+    static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int, watcherCount: Int? = nil,
+                                  into w: inout JSONWriter) throws {
         let reads = try engine.readStates(of: cid, viewer: viewer)
         guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
         w.beginObject()
@@ -44,7 +48,7 @@ enum ResultJSON {
             writeMember(member, user: user, into: &w)
         }
         w.endArray()
-        w.field("watcher_count", channel.watchingUsers.count)
+        w.field("watcher_count", watcherCount ?? channel.watchingUsers.count)
         w.key("read")
         w.beginArray()
         for view in reads { StreamJSON.write(readState: view, into: &w) }

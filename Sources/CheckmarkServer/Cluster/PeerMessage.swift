@@ -9,6 +9,12 @@ enum PeerMessage: Sendable, Equatable {
     case request(from: String, id: Int, command: ReceiptsCommand)
     /// The holder's answer to request `id` of node `to`: nil when the command took effect.
     case reply(to: String, id: Int, error: ReceiptsError?)
+    /// Exactly these users watch `cid` on node `from` now (see ``ClusterPresence``).
+    case presence(from: String, cid: ChannelCID, users: [String])
+    /// Node `from` is alive (sent every ``ReceiptsService/clusterPollInterval``).
+    case alive(from: String)
+    /// Node `from` just started: every node answers with its presence.
+    case hello(from: String)
 
     /// The connection commands that can be asked of another node.
     static func isForwardable(_ command: ReceiptsCommand) -> String? {
@@ -43,6 +49,20 @@ enum PeerMessage: Sendable, Equatable {
                     w.field("detail", error.description)
                 }
             }
+        case .presence(let from, let cid, let users):
+            w.field("kind", "presence")
+            w.field("node", from)
+            w.field("cid", cid.description)
+            w.key("users")
+            w.beginArray()
+            for user in users { w.string(user) }
+            w.endArray()
+        case .alive(let from):
+            w.field("kind", "alive")
+            w.field("node", from)
+        case .hello(let from):
+            w.field("kind", "hello")
+            w.field("node", from)
         }
         w.endObject()
         return String(decoding: w.bytes, as: UTF8.self)
@@ -51,7 +71,22 @@ enum PeerMessage: Sendable, Equatable {
     /// Reads ``encoded``; nil for anything else (a message of another version is ignored).
     init?(_ text: String) {
         guard let json = try? JSONParser.parse(text), let kind = json["kind"]?.stringValue,
-              let node = json["node"]?.stringValue, let id = json["id"]?.intValue else { return nil }
+              let node = json["node"]?.stringValue else { return nil }
+        switch kind {
+        case "presence":
+            guard let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init), case .array(let list)? = json["users"] else { return nil }
+            self = .presence(from: node, cid: cid, users: list.compactMap(\.stringValue))
+            return
+        case "alive":
+            self = .alive(from: node)
+            return
+        case "hello":
+            self = .hello(from: node)
+            return
+        default:
+            break
+        }
+        guard let id = json["id"]?.intValue else { return nil }
         switch kind {
         case "request":
             guard let command = json["command"]?.stringValue, let decoded = try? CommandCodec.decode(Array(command.utf8)),

@@ -228,7 +228,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         service.watch(connectionID: connectionID, userID: userID, cid: cid, resumingAfter: lastSeq, maxResumeEvents: limits.maxResumeEvents)
             .flatMap { resume in
                 service.read { engine in
-                    (state: try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID), counts: engine.counts(for: userID), resume: resume)
+                    (state: try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID, watcherCount: service.clusterWatcherCount(cid)), counts: engine.counts(for: userID), resume: resume)
                 }
             }
             .hop(to: eventLoop).assumeIsolated().whenComplete { outcome in

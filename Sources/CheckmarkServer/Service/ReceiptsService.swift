@@ -84,6 +84,10 @@ public final class ReceiptsService: Sendable {
         /// Cluster: commands this node asked other nodes to apply, by request number.
         var peerWaiting: [Int: (Result<ReceiptsOutcome, ServiceError>) -> Void] = [:]
         var peerRequests = 0
+        /// Cluster: the other nodes' watchers, and the channels whose local watchers changed since
+        /// this node last told the others.
+        var presence = ClusterPresence()
+        var presenceChanged: Set<ChannelCID> = []
 
         init(_ stored: StoredState) {
             engine = ReceiptsEngine(restoring: stored.snapshot)
@@ -118,7 +122,9 @@ public final class ReceiptsService: Sendable {
     private func joinCluster(_ shared: any SharedReceiptsStore) {
         state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: Self.clusterPollInterval, delay: Self.clusterPollInterval) { _ in
             self.wantCatchUp(seq: 0)
+            self.tellPeers([PeerMessage.alive(from: self.nodeID).encoded])
         }
+        tellPeers([PeerMessage.hello(from: nodeID).encoded])
         shared.startListening(
             onAppend: { seq in self.engineLoop.execute { self.wantCatchUp(seq: seq) } },
             onPeerMessage: { text in
@@ -243,6 +249,7 @@ public final class ReceiptsService: Sendable {
             complete(.failure(.shuttingDown))
             return
         }
+        if shared != nil { notePresenceChange(command) }
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
@@ -282,7 +289,10 @@ public final class ReceiptsService: Sendable {
     private func share(_ outcome: ReceiptsOutcome, of command: ReceiptsCommand) -> [(ReceiptsEvent, SharedEvent)] {
         let state = state.value
         var shared: [(ReceiptsEvent, SharedEvent)] = []
-        for event in outcome.events {
+        for var event in outcome.events {
+            if self.shared != nil, case .messageNew(let message, let sender, _) = event.payload {
+                event.payload = .messageNew(message: message, sender: sender, watcherCount: clusterWatcherCount(message.cid))
+            }
             var channelSeq: Int64?
             if let cid = event.cid, ReceiptsEngine.isDurable(command) {
                 let next = (state.channelSeqs[cid] ?? 0) + 1
@@ -361,7 +371,51 @@ public final class ReceiptsService: Sendable {
         case .reply(let to, let id, let error):
             guard to == nodeID, let complete = state.value.peerWaiting.removeValue(forKey: id) else { return }
             complete(error.map { .failure(.rejected($0)) } ?? .success(.unchanged))
+        case .presence(let from, let cid, let users):
+            guard from != nodeID else { return }
+            state.value.presence.update(from, cid: cid, users: Set(users), at: .now())
+        case .alive(let from):
+            guard from != nodeID else { return }
+            state.value.presence.heard(from, at: .now())
+        case .hello(let from):
+            guard from != nodeID else { return }
+            state.value.presence.heard(from, at: .now())
+            let watched = state.value.engine.channels.values.filter { !$0.watchingUsers.isEmpty }.map(\.cid)
+            tellPeers(presenceMessages(for: watched) + [PeerMessage.alive(from: nodeID).encoded])
         }
+    }
+
+    /// Sends `messages` to the other nodes from the writer thread (between commits); a message that
+    /// cannot be sent is logged: presence heals with the next change, heartbeats with the next beat.
+    private func tellPeers(_ messages: [String]) {
+        guard let shared, !messages.isEmpty else { return }
+        writer.runIfActive(eventLoop: engineLoop) { for message in messages { try shared.notifyPeers(message) } }.whenFailure { error in
+            self.logger.warning("cannot reach other nodes", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// This node's watchers of each of `cids`, as presence messages (a list too long for one message
+    /// is cut to fit: `watcher_count` then counts fewer of this node's watchers elsewhere).
+    private func presenceMessages(for cids: some Sequence<ChannelCID>) -> [String] {
+        let engine = state.value.engine
+        let limit = shared.map { type(of: $0).maxPeerMessageBytes } ?? .max
+        return cids.map { cid in
+            var users = (engine.channels[cid]?.watchingUsers.keys).map(Array.init) ?? []
+            var message = PeerMessage.presence(from: nodeID, cid: cid, users: users).encoded
+            while message.utf8.count > limit && !users.isEmpty {
+                users.removeLast(max(1, users.count / 10))
+                message = PeerMessage.presence(from: nodeID, cid: cid, users: users).encoded
+            }
+            return message
+        }
+    }
+
+    /// The distinct users watching `cid` on any node: what `watcher_count` says.
+    func clusterWatcherCount(_ cid: ChannelCID) -> Int {
+        let state = state.value
+        let local = state.engine.channels[cid]?.watchingUsers ?? [:]
+        guard shared != nil else { return local.count }
+        return state.presence.watchingUsers(of: cid, at: .now()).union(local.keys).count
     }
 
     // MARK: Cluster commit cycle
@@ -369,6 +423,19 @@ public final class ReceiptsService: Sendable {
     /// A node's command failed to apply where another node had applied it: the engines disagree.
     struct Divergence: Error, CustomStringConvertible {
         var description: String
+    }
+
+    /// Remembers which channels' local watchers `command` may change (before it is applied).
+    private func notePresenceChange(_ command: ReceiptsCommand) {
+        let state = state.value
+        switch command {
+        case .watch(_, let cid), .stopWatching(_, let cid), .removeMembers(let cid, _):
+            state.presenceChanged.insert(cid)
+        case .disconnect(let connectionID):
+            state.presenceChanged.formUnion(state.engine.watching[connectionID] ?? [])
+        default:
+            break
+        }
     }
 
     /// Runs `work` now on a single node; in a cluster, in the next commit cycle (with the append lock
@@ -408,16 +475,25 @@ public final class ReceiptsService: Sendable {
         let after = state.lastSeq
         let started = NIODeadline.now()
         writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
+            let presence = NIOLockedValueBox<[String]>([])
             if durable {
                 try shared.append(after: after) { others in
                     try self.engineLoop.submit { () throws -> CommitBatch in
-                        try self.runCycle(others, works.wrappedValue)
+                        let batch = try self.runCycle(others, works.wrappedValue)
+                        presence.withLockedValue { $0 = self.takePresenceMessages() }
+                        return batch
                     }.wait()
                 }
             } else {
                 let others = try shared.commands(after: after, limit: .max)
-                _ = try self.engineLoop.submit { try self.runCycle(others, works.wrappedValue) }.wait()
+                let messages = try self.engineLoop.submit { () throws -> [String] in
+                    _ = try self.runCycle(others, works.wrappedValue)
+                    return self.takePresenceMessages()
+                }.wait()
+                presence.withLockedValue { $0 = messages }
             }
+            // Before the replies: a client told "watching" is counted when another node next encodes.
+            for message in presence.withLockedValue({ $0 }) { try? shared.notifyPeers(message) }
         }.whenComplete { result in
             let state = self.state.value
             state.committing = false
@@ -435,6 +511,12 @@ public final class ReceiptsService: Sendable {
                 self.fail(with: storageError, items: items)
             }
         }
+    }
+
+    private func takePresenceMessages() -> [String] {
+        let state = state.value
+        defer { state.presenceChanged = [] }
+        return presenceMessages(for: state.presenceChanged)
     }
 
     /// On the engine loop, inside a cycle: applies others' commits (sending their events to this
@@ -458,6 +540,7 @@ public final class ReceiptsService: Sendable {
             guard entry.seq == state.lastSeq + 1 else {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
             }
+            notePresenceChange(entry.command)
             switch state.engine.apply(entry.command, at: entry.at) {
             case .failure(let error):
                 throw Divergence(description: "journal entry \(entry.seq) (\(CommandCodec.op(entry.command))) was refused here: \(error)")
