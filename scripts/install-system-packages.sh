@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Checkmark builds and tests with, if they are missing:
 # zlib1g-dev (permessage-deflate), libssl-dev (SHA-1 and HMAC from libcrypto), libsqlite3-dev (storage),
-# python3-venv (the conformance and compatibility suites), nginx, openssl and curl (the TLS proxy check).
+# python3-venv (the conformance and compatibility suites), nginx, openssl and curl (the TLS proxy check),
+# postgresql (the PostgreSQL store's tests and the cluster checks).
 set -euo pipefail
-packages=(zlib1g-dev libssl-dev libsqlite3-dev python3-venv nginx openssl curl)
+packages=(zlib1g-dev libssl-dev libsqlite3-dev python3-venv nginx openssl curl postgresql)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

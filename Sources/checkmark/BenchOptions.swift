@@ -9,6 +9,8 @@ import Foundation
 struct BenchOptions: ParsableArguments {
     @Option(help: "The server to load, ws://host:port (default: start a local checkmark serve on 127.0.0.1).")
     var url: String?
+    @Option(help: "Another node of the cluster --url belongs to (repeatable): clients connect to --url and these, each user always to the same node; setup goes to --url.")
+    var alsoURL: [String] = []
     @Option(help: "The server's api_key (default: the development key).") var apiKey = ServerConfiguration.developmentAPIKey
     @Option(help: "The server's api_secret, to sign the clients' tokens (default: the development secret).")
     var apiSecret = ServerConfiguration.developmentAPISecret
@@ -31,6 +33,8 @@ struct BenchOptions: ParsableArguments {
         guard warmup >= 0, duration > 0 else { throw ValidationError("--warmup must be >= 0 and --duration > 0") }
         if let harnessThreads, harnessThreads <= 0 { throw ValidationError("--harness-threads must be positive") }
         if let url, WebSocketURL(url) == nil { throw ValidationError("--url must be ws://host:port, not \(url)") }
+        if !alsoURL.isEmpty && url == nil { throw ValidationError("--also-url needs --url") }
+        for other in alsoURL where WebSocketURL(other) == nil { throw ValidationError("--also-url must be ws://host:port, not \(other)") }
         for setting in serverSet where !setting.contains("=") { throw ValidationError("--server-set takes key=value, not \(setting)") }
     }
 
@@ -41,7 +45,9 @@ struct BenchOptions: ParsableArguments {
         let pin = !noPin && url == nil && cores >= 2
         let target: BenchTarget
         if let url, let parsed = WebSocketURL(url) {
-            target = BenchTarget(host: parsed.host, port: parsed.port, apiKey: apiKey, apiSecret: apiSecret, local: nil, serverPID: serverPid)
+            let others = alsoURL.compactMap(WebSocketURL.init).map { (host: $0.host, port: $0.port) }
+            target = BenchTarget(host: parsed.host, port: parsed.port, apiKey: apiKey, apiSecret: apiSecret, local: nil, serverPID: serverPid,
+                                 otherNodes: others)
         } else {
             var settings = Self.localServerDefaults
             for setting in serverSet {

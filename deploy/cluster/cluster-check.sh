@@ -7,7 +7,9 @@
 #   deploy/cluster/cluster-check.sh      (needs postgresql, nginx, a release build, python websockets)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d)/cluster}
+# Under /tmp and world-traversable: as root, PostgreSQL runs as the postgres user.
+export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/checkmark-cluster.XXXXXX)}
+chmod 755 "$CLUSTER_DIR"
 export LB_PORT=${LB_PORT:-9100} NODE_PORT=${NODE_PORT:-9101} PG_PORT=${PG_PORT:-55433}
 # The compatibility suite's credentials.
 export CHECKMARK_API_KEY=compat-key
@@ -22,8 +24,9 @@ deploy/cluster/cluster.sh start
 echo "--- compatibility suite through nginx, clients spread over 3 nodes"
 CHECKMARK_COMPAT_URL=http://127.0.0.1:$LB_PORT scripts/compat.sh
 
+# The compatibility suite's virtual environment has websockets.
 echo "--- SIGKILL of node 1 under load"
-python3 deploy/cluster/failover-check.py --readers 30 --messages 600 --rate 100 --channel failover
+.build/compat-venv/bin/python deploy/cluster/failover-check.py --readers 30 --messages 600 --rate 100 --channel failover
 
 echo "--- node 1 restarted: it loads the shared state and serves"
 deploy/cluster/cluster.sh start-node 1

@@ -51,11 +51,18 @@ class Cluster:
         url = f"http://127.0.0.1:{self.port}{path}?api_key={self.key}"
         request = urllib.request.Request(url, data=json.dumps(body).encode(), method=method, headers={
             "Authorization": self.server_token, "stream-auth-type": "jwt", "Content-Type": "application/json"})
+        def parse(raw):
+            try:
+                return json.loads(raw or b"{}")
+            except ValueError:
+                return {"body": raw.decode(errors="replace")}  # nginx's own page: 502 when a node died mid-request
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, json.loads(response.read() or b"{}")
+                return response.status, parse(response.read())
         except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"{}")
+            return error.code, parse(error.read())
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            return 0, {"error": str(error)}
 
 
 class Reader:

@@ -20,7 +20,13 @@ case "$action" in
 start)
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres "$dir"
+        runuser -u postgres -- test -w "$dir" || {
+            echo "postgres.sh: the postgres user cannot reach $dir; use a directory whose parents it may enter (e.g. under /tmp)" >&2
+            exit 1
+        }
+    fi
     if [ ! -f "$dir/PG_VERSION" ]; then
         printf 'checkmark-bootstrap\n' > "$dir.pw"
         [ "$(id -u)" -eq 0 ] && chown postgres "$dir.pw"
