@@ -22,17 +22,34 @@ struct BenchStorageCommand: AsyncParsableCommand {
     @Option(help: "Seconds to measure each level.") var seconds = 5.0
     @Option(help: "Members per channel.") var channelSize = 100
     @Option(help: "Data directory (a fresh temporary one by default; removed afterwards).") var dataDir: String?
+    @Option(help: "Measure the PostgreSQL store at this url instead (a cluster node's commit path; each level in a fresh schema).")
+    var postgresUrl: String?
+    @Option(help: "Cluster nodes (each its own service and store on the same schema) the clients are spread over; needs --postgres-url.")
+    var nodes = 1
 
     func run() async throws {
         let levels = clients.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !levels.isEmpty, levels.allSatisfy({ $0 > 0 }), seconds > 0, channelSize > 0 else {
             throw ValidationError("--clients takes positive counts, --seconds and --channel-size positive numbers")
         }
+        guard nodes >= 1, nodes == 1 || postgresUrl != nil else { throw ValidationError("--nodes takes a positive count, and more than 1 needs --postgres-url") }
         print("level      clients  confirmations/s   p50 ms   p99 ms  p99.9 ms   batches  mean batch")
         for level in levels {
             let directory = dataDir ?? NSTemporaryDirectory() + "checkmark-bench-" + UUID().uuidString
             defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: directory) } }
-            let result = try await Self.measure(clients: level, seconds: seconds, channelSize: channelSize, directory: directory)
+            var stores: [any ReceiptsStore] = []
+            if let postgresUrl {
+                let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+                let location = try PostgresLocation(url: postgresUrl + (postgresUrl.contains("?") ? "&" : "?") + "schema=" + schema)
+                var logger = Logger(label: "bench")
+                logger.logLevel = .error
+                for _ in 0..<nodes {
+                    stores.append(try await NIOThreadPool.singleton.runIfActive { [logger] in try PostgresStore(location: location, logger: logger) })
+                }
+            } else {
+                stores = [try SQLiteStore(directory: try DataDirectory(path: directory))]
+            }
+            let result = try await Self.measure(clients: level, seconds: seconds, channelSize: channelSize, stores: stores)
             print(String(format: "%-10@ %7d  %15.0f  %7.2f  %7.2f  %8.2f  %8d  %10.1f", "reads" as NSString, level, result.rate,
                          result.p50, result.p99, result.p999, result.batches, result.meanBatch))
         }
@@ -47,14 +64,20 @@ struct BenchStorageCommand: AsyncParsableCommand {
         var meanBatch: Double
     }
 
-    static func measure(clients: Int, seconds: Double, channelSize: Int, directory: String) async throws -> Result {
+    /// With several stores, each is one node (its own service and engine loop) and client `i` confirms
+    /// through node `i % nodes`.
+    static func measure(clients: Int, seconds: Double, channelSize: Int, stores: [any ReceiptsStore]) async throws -> Result {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
-        let store = try SQLiteStore(directory: try DataDirectory(path: directory))
         let counter = BatchCounter()
         let metrics = ServiceMetrics(factory: counter)
-        let engineGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let service = try await ReceiptsService.start(store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger)
+        let engineGroup = MultiThreadedEventLoopGroup(numberOfThreads: stores.count)
+        var started: [ReceiptsService] = []
+        for store in stores {
+            started.append(try await ReceiptsService.start(store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger))
+        }
+        let services = started
+        let service = services[0]
 
         // Setup: users in channels of `channelSize`, each channel with enough messages from a bot that
         // every confirmation moves a pointer (a confirmation that moves nothing is not written).
@@ -77,6 +100,8 @@ struct BenchStorageCommand: AsyncParsableCommand {
             }
         }
         _ = try await EventLoopFuture.whenAllSucceed(setup, on: service.engineLoop).get()
+        // Every node has caught up (a query waits for the journal's head).
+        for node in services { _ = try await node.read { $0.users.count }.get() }
         counter.reset()
 
         // Closed loop per client, driven by callbacks on the engine loop.
@@ -92,7 +117,7 @@ struct BenchStorageCommand: AsyncParsableCommand {
             }
             let channel = client / channelSize
             let started = NIODeadline.now()
-            service.submit(.markRead(cid: ChannelCID(type: "messaging", id: "c\(channel)"), userID: "u\(client)", messageID: "c\(channel)-\(n)"))
+            services[client % services.count].submit(.markRead(cid: ChannelCID(type: "messaging", id: "c\(channel)"), userID: "u\(client)", messageID: "c\(channel)-\(n)"))
                 .whenComplete { _ in
                     recorder.record(NIODeadline.now() - started)
                     step(client, n + 1)
@@ -102,7 +127,7 @@ struct BenchStorageCommand: AsyncParsableCommand {
         for client in 0..<clients { loop.execute { step(client, 0) } }
         try await done.futureResult.get()
         let elapsed = Double((NIODeadline.now() - start).nanoseconds) / 1e9
-        await service.close()
+        for node in services { await node.close() }
         try await engineGroup.shutdownGracefully()
         let samples = recorder.sorted()
         func percentile(_ p: Double) -> Double {

@@ -265,9 +265,6 @@ public final class PostgresStore: SharedReceiptsStore {
                 built = true
             }
             try write(batch)
-            if let last = batch.entries.last?.seq {
-                try run("SELECT pg_notify('\(notifyChannel)', '\(last)')")
-            }
             try run("COMMIT")
         } catch {
             _ = try? run("ROLLBACK")
@@ -278,31 +275,45 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// Appends rows in statements of ``rowsPerStatement`` rows: `prefix` then `(…), (…)` then `suffix`.
+    /// Adds rows to `combined` in parts of ``rowsPerStatement`` rows: `prefix` then `(…), (…)` then
+    /// `suffix`; runs what was gathered first when the parameters would not fit one statement.
     /// `casts` types the placeholders where PostgreSQL cannot infer them (a `VALUES` list in `FROM`).
     private func insert<Row>(_ prefix: String, columns: Int, _ rows: [Row], suffix: String = "", casts: [String]? = nil,
+                             into combined: inout PostgresCombinedWrite,
                              bind: (Row, inout PostgresBindings) throws -> Void) throws {
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+            if combined.bindCount + chunk.count * columns > PostgresCombinedWrite.maxBinds { try flush(&combined) }
             var sql = prefix
-            var binds = PostgresBindings(capacity: chunk.count * columns)
-            for (index, row) in chunk.enumerated() {
+            let base = combined.bindCount
+            for index in 0..<chunk.count {
                 sql += index == 0 ? " (" : ", ("
                 for column in 0..<columns {
                     if column > 0 { sql += ", " }
-                    sql += "$\(index * columns + column + 1)"
+                    sql += "$\(base + index * columns + column + 1)"
                     if let casts { sql += "::" + casts[column] }
                 }
                 sql += ")"
-                try bind(row, &binds)
             }
-            try run(sql + " " + suffix, binds)
+            try combined.add(sql + " " + suffix, count: chunk.count * columns) { binds in
+                for row in chunk { try bind(row, &binds) }
+            }
             start += chunk.count
         }
     }
 
+    /// Runs what `combined` gathered (ending with `final`) and starts it afresh.
+    private func flush(_ combined: inout PostgresCombinedWrite, final: String = "SELECT 1") throws {
+        defer { combined = PostgresCombinedWrite() }
+        guard !combined.isEmpty || final != "SELECT 1" else { return }
+        _ = try connection.query(combined.query(final: final), logger: logger).wait()
+    }
+
+    /// Writes the batch in as few statements as it can (one for a commit without channel rewrites),
+    /// the last one also notifying the other nodes.
     private func write(_ batch: CommitBatch) throws {
+        var combined = PostgresCombinedWrite()
         var channelSeqs: [ChannelCID: Int64] = [:]
         var events: [(Int64, JournalEvent)] = []
         for entry in batch.entries {
@@ -311,12 +322,12 @@ public final class PostgresStore: SharedReceiptsStore {
                 if let cid = event.cid, let seq = event.channelSeq { channelSeqs[cid] = seq }
             }
         }
-        try insert("INSERT INTO journal (seq, at, command) VALUES", columns: 3, batch.entries) { entry, b in
+        try insert("INSERT INTO journal (seq, at, command) VALUES", columns: 3, batch.entries, into: &combined) { entry, b in
             b.append(entry.seq)
             b.append(entry.at.rawValue)
             b.append(String(decoding: CommandCodec.encode(entry.command), as: UTF8.self))
         }
-        try insert("INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) VALUES", columns: 7, events) { item, b in
+        try insert("INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) VALUES", columns: 7, events, into: &combined) { item, b in
             let (commandSeq, event) = item
             b.append(event.seq)
             b.append(commandSeq)
@@ -331,7 +342,7 @@ public final class PostgresStore: SharedReceiptsStore {
                    ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, image = EXCLUDED.image, custom = EXCLUDED.custom,
                        read_receipts = EXCLUDED.read_receipts, delivery_receipts = EXCLUDED.delivery_receipts,
                        created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-                   """) { user, b in
+                   """, into: &combined) { user, b in
             b.append(user.id)
             b.append(user.name)
             b.append(user.image)
@@ -345,7 +356,7 @@ public final class PostgresStore: SharedReceiptsStore {
                    batch.channelTypes, suffix: """
                    ON CONFLICT (name) DO UPDATE SET read_events = EXCLUDED.read_events, delivery_events = EXCLUDED.delivery_events,
                        created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-                   """) { type, b in
+                   """, into: &combined) { type, b in
             b.append(type.name)
             b.append(type.readEvents)
             b.append(type.deliveryEvents)
@@ -354,11 +365,14 @@ public final class PostgresStore: SharedReceiptsStore {
         }
         if !batch.channels.isEmpty {
             try insert("INSERT INTO channels (cid, created_by, created_at) VALUES", columns: 3, batch.channels,
-                       suffix: "ON CONFLICT (cid) DO UPDATE SET created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at") { channel, b in
+                       suffix: "ON CONFLICT (cid) DO UPDATE SET created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at",
+                       into: &combined) { channel, b in
                 b.append(channel.cid.description)
                 b.append(channel.createdBy)
                 b.append(channel.createdAt.rawValue)
             }
+            // On its own: the rows it deletes are inserted again below.
+            try flush(&combined)
             var cids = PostgresBindings()
             cids.append(batch.channels.map(\.cid.description))
             try run("DELETE FROM members WHERE cid = ANY($1)", cids)
@@ -370,7 +384,7 @@ public final class PostgresStore: SharedReceiptsStore {
                 INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
                     delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes,
                     delivered_passes) VALUES
-                """, columns: 13, rows) { row, b in
+                """, columns: 13, rows, into: &combined) { row, b in
                 let (cid, position, member) = row
                 b.append(cid.description)
                 b.append(member.userID)
@@ -391,7 +405,8 @@ public final class PostgresStore: SharedReceiptsStore {
                 ) AS v (cid, user_id, read_position, last_read, last_read_message_id, delivered_position, last_delivered_at,
                     last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
                 WHERE m.cid = v.cid AND m.user_id = v.user_id
-                """, casts: ["text", "text", "bigint", "bigint", "text", "bigint", "bigint", "text", "text", "bytea", "bytea"]) { row, b in
+                """, casts: ["text", "text", "bigint", "bigint", "text", "bigint", "bigint", "text", "text", "bytea", "bytea"],
+                into: &combined) { row, b in
                 b.append(row.cid.description)
                 b.append(row.member.userID)
                 try Self.bindReadState(row.member.read, &b)
@@ -399,7 +414,7 @@ public final class PostgresStore: SharedReceiptsStore {
         }
         try insert("""
             INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent) VALUES
-            """, columns: 10, batch.messages) { row, b in
+            """, columns: 10, batch.messages, into: &combined) { row, b in
             let (position, message) = row
             b.append(message.cid.description)
             b.append(position)
@@ -416,15 +431,17 @@ public final class PostgresStore: SharedReceiptsStore {
         if let last = batch.entries.last?.seq { counters.append(("last_seq", last)) }
         if let last = events.last?.1.seq { counters.append(("last_event_seq", last)) }
         try insert("INSERT INTO counters (name, value) VALUES", columns: 2, counters,
-                   suffix: "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value") { row, b in
+                   suffix: "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value", into: &combined) { row, b in
             b.append(row.0)
             b.append(row.1)
         }
         try insert("INSERT INTO channel_sequences (cid, last_seq) VALUES", columns: 2, Array(channelSeqs),
-                   suffix: "ON CONFLICT (cid) DO UPDATE SET last_seq = EXCLUDED.last_seq") { row, b in
+                   suffix: "ON CONFLICT (cid) DO UPDATE SET last_seq = EXCLUDED.last_seq", into: &combined) { row, b in
             b.append(row.key.description)
             b.append(row.value)
         }
+        let notify = batch.entries.last.map { "SELECT pg_notify('\(notifyChannel)', '\($0.seq)')" } ?? "SELECT 1"
+        try flush(&combined, final: notify)
     }
 
     /// The nine read-state columns, in the order of the members table.
