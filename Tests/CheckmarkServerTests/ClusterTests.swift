@@ -196,6 +196,30 @@ extension EndToEnd {
             await Self.stopAll(nodes + [late])
         }
 
+        /// A node whose database connection is cut refuses commands with a storage error (503) within
+        /// the statement timeout (the client library does not notice a connection the server ended
+        /// while it was idle), says it is not ready, and stops: its memory may no longer match the
+        /// database.
+        @Test func aNodeThatLosesItsDatabaseRefusesCommandsAndIsNotReady() async throws {
+            let (url, nodes) = try await Self.startCluster(nodes: 1)
+            defer { Task { await Self.stopAll(nodes) } }
+            try await nodes[0].setUp(users: ["alice"])
+            let schema = String(url[url.range(of: "schema=")!.upperBound...])
+            let psql = Process()
+            psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            psql.arguments = ["psql", "-q", "-t", ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]!, "-c",
+                              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'checkmark \(schema)'"]
+            try psql.run()
+            psql.waitUntilExit()
+            #expect(psql.terminationStatus == 0)
+            await #expect(throws: ServiceError.self) {
+                try await nodes[0].run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(text: "lost?")))
+            }
+            #expect(!nodes[0].server.service.isReady)
+            // Not ready (503) while it stops, then not listening at all.
+            #expect((try? nodes[0].http("GET", "/readyz"))?.status != 200)
+        }
+
         /// A client that loses its node resumes on another with nothing lost and nothing repeated.
         @Test func resumeOnAnotherNodeAfterLosingOne() async throws {
             let (_, nodes) = try await Self.startCluster()

@@ -474,11 +474,13 @@ public final class ReceiptsService: Sendable {
         }
         let after = state.lastSeq
         let started = NIODeadline.now()
+        let ran = NIOLockedValueBox(false)
         writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
             let presence = NIOLockedValueBox<[String]>([])
             if durable {
                 try shared.append(after: after) { others in
                     try self.engineLoop.submit { () throws -> CommitBatch in
+                        ran.withLockedValue { $0 = true }
                         let batch = try self.runCycle(others, works.wrappedValue)
                         presence.withLockedValue { $0 = self.takePresenceMessages() }
                         return batch
@@ -487,6 +489,7 @@ public final class ReceiptsService: Sendable {
             } else {
                 let others = try shared.commands(after: after, limit: .max)
                 let messages = try self.engineLoop.submit { () throws -> [String] in
+                    ran.withLockedValue { $0 = true }
                     _ = try self.runCycle(others, works.wrappedValue)
                     return self.takePresenceMessages()
                 }.wait()
@@ -509,6 +512,12 @@ public final class ReceiptsService: Sendable {
             case .failure(let error):
                 let storageError = (error as? StorageError) ?? .commitFailed(reason: "\(error)")
                 self.fail(with: storageError, items: items)
+                // Work the cycle never reached (the database failed first) fails now, in order.
+                if !ran.withLockedValue({ $0 }) {
+                    works.wrappedValue.forEach { $0() }
+                    self.release(state.pending)
+                    state.pending = []
+                }
             }
         }
     }

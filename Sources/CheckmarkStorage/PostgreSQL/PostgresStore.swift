@@ -2,6 +2,7 @@ import CheckmarkCore
 import Foundation
 import Logging
 import NIOCore
+import NIOConcurrencyHelpers
 import NIOPosix
 import PostgresNIO
 import Synchronization
@@ -20,6 +21,8 @@ public final class PostgresStore: SharedReceiptsStore {
     private let logger: Logger
     private let state = Mutex(StoreState.open)
     private let listener = Mutex<PostgresConnection?>(nil)
+    /// Set when a statement timed out and the connection was closed: nothing more is sent on it.
+    private let connectionLost = NIOLockedValueBox(false)
     private let notifyChannel: String
     private let peerChannel: String
     public static let maxPeerMessageBytes = 7_900
@@ -28,6 +31,8 @@ public final class PostgresStore: SharedReceiptsStore {
 
     /// Rows per multi-row statement: far below PostgreSQL's 65,535 parameters per statement.
     static let rowsPerStatement = 500
+    /// How long one statement may take before the store gives up on the database.
+    static let statementTimeout = TimeAmount.seconds(10)
     /// Seconds between attempts to re-open a lost notification connection.
     static let listenRetrySeconds: Int64 = 1
 
@@ -56,10 +61,18 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
+    /// The `application_name` PostgreSQL shows for this store's sessions (`pg_stat_activity`):
+    /// `checkmark`, plus the schema when there is one.
+    static func applicationName(_ location: PostgresLocation) -> String {
+        "checkmark" + (location.schema.map { " " + $0 } ?? "")
+    }
+
     static func configuration(_ location: PostgresLocation) -> PostgresConnection.Configuration {
-        PostgresConnection.Configuration(
+        var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: .disable)
+        configuration.options.additionalStartupParameters = [("application_name", applicationName(location))]
+        return configuration
     }
 
     /// PostgreSQL's own message when there is one (`PSQLError` hides it from `description`).
@@ -118,7 +131,29 @@ public final class PostgresStore: SharedReceiptsStore {
     /// Runs one statement and waits for all its rows.
     @discardableResult
     private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
-        try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait().rows
+        try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)).rows
+    }
+
+    /// Waits for `future` at most ``statementTimeout``; past it the connection is closed (a database
+    /// that stopped answering, or a connection the client library lost track of) and the call throws.
+    private func wait<Value: Sendable>(_ future: EventLoopFuture<Value>) throws -> Value {
+        let loop = future.eventLoop
+        let result = loop.makePromise(of: Value.self)
+        let settled = NIOLockedValueBox(false)
+        let settle: @Sendable (Result<Value, any Error>) -> Void = { outcome in
+            guard settled.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+            result.completeWith(outcome)
+        }
+        future.whenComplete(settle)
+        let connection = self.connection
+        let lost = connectionLost
+        let timeout = loop.scheduleTask(in: Self.statementTimeout) {
+            lost.withLockedValue { $0 = true }
+            settle(.failure(StorageError.unavailable(reason: "PostgreSQL did not answer within \(Self.statementTimeout.nanoseconds / 1_000_000_000) s")))
+            connection.close().whenComplete { _ in }
+        }
+        defer { timeout.cancel() }
+        return try result.futureResult.wait()
     }
 
     public var isReady: Bool { state.withLock { $0 == .open } && !connection.isClosed }
@@ -267,7 +302,7 @@ public final class PostgresStore: SharedReceiptsStore {
             try write(batch)
             try run("COMMIT")
         } catch {
-            _ = try? run("ROLLBACK")
+            if !connectionLost.withLockedValue({ $0 }) { _ = try? run("ROLLBACK") }
             if !built, let error = error as? StorageError { throw error }
             if !built { throw .unavailable(reason: "\(error)") }
             state.withLock { $0 = .failed }
@@ -307,7 +342,7 @@ public final class PostgresStore: SharedReceiptsStore {
     private func flush(_ combined: inout PostgresCombinedWrite, final: String = "SELECT 1") throws {
         defer { combined = PostgresCombinedWrite() }
         guard !combined.isEmpty || final != "SELECT 1" else { return }
-        _ = try connection.query(combined.query(final: final), logger: logger).wait()
+        _ = try wait(connection.query(combined.query(final: final), logger: logger))
     }
 
     /// Writes the batch in as few statements as it can (one for a commit without channel rewrites),
