@@ -97,6 +97,25 @@ extension EndToEnd {
             #expect(large.status == 413 && large.body.contains(#""code":22"#) && large.body.contains("1000 bytes"))
         }
 
+        /// Regression (nginx answered 502 in the cluster check): the 413 came before the body ended and
+        /// the connection closed at once, so a peer still sending got a reset instead of the answer.
+        /// Now the rest of the body is read and dropped, then the connection closes.
+        @Test func tooLargeBodyIsAnsweredEvenWhileThePeerKeepsSending() async throws {
+            let server = try await TestServer.start { $0.maxRequestBodyBytes = 1_000 }
+            defer { Task { await server.stop() } }
+            let socket = try RawSocket(port: server.port)
+            var head = "POST /channels/messaging/general/message?\(Self.key) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(3 << 20)\r\n"
+            for (name, value) in Self.user("ann") { head += "\(name): \(value)\r\n" }
+            socket.send(head + "\r\n" + String(repeating: "x", count: 64 << 10))
+            // The server answers now; the peer, unaware, goes on sending before it reads.
+            try await Task.sleep(for: .milliseconds(300))
+            let rest = socket.send(String(repeating: "x", count: (3 << 20) - (64 << 10)))
+            #expect(rest, "the server read the whole body instead of closing on the sender (a proxy answers 502 then)")
+            let response = String(decoding: socket.readAll(), as: UTF8.self)
+            #expect(response.hasPrefix("HTTP/1.1 413"), "got: \(response.prefix(80))")
+            #expect(response.contains(#""code":22"#))
+        }
+
         @Test func privacyPatchedOverRESTTakesEffectForTheNextSocketEvent() async throws {
             let server = try await TestServer.start()
             defer { Task { await server.stop() } }

@@ -36,16 +36,20 @@ final class RawSocket {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    func send(_ bytes: [UInt8]) {
+    /// Sends `bytes`; returns false when the peer refused some of them (it closed or reset).
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return }
+            if sent <= 0 { return false }
             offset += sent
         }
+        return true
     }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// Reads until the peer closes, the timeout passes, or `limit` bytes arrived.
     func readAll(limit: Int = 1 << 20) -> [UInt8] {

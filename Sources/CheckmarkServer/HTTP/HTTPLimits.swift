@@ -12,6 +12,8 @@ public struct HTTPLimits: Sendable, Hashable {
     /// Each connection's write buffer water marks: above `high` bytes queued the channel reports
     /// itself not writable (and the gateway starts measuring a slow consumer), below `low` writable again.
     public static let writeBufferLowWaterMark = 32 * 1024
+    /// Body bytes read and dropped after a 413 before the connection is closed anyway.
+    public static let maxLingerBytes = 64 << 20
     public static let writeBufferHighWaterMark = 64 * 1024
 
     public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10)) {

@@ -14,7 +14,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private enum State {
         case idle
         case receiving(HTTPRequest, upgrade: Bool)
-        case tooLarge
+        /// Answered 413; the rest of the body is read and dropped (lingering close) so that the peer
+        /// (a client, or a proxy such as nginx still sending) reads the answer instead of a reset.
+        case tooLarge(discarded: Int)
         case responding
         case upgraded
     }
@@ -28,6 +30,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var state: State = .idle
     private var headTimer: Scheduled<Void>?
     private var keepAlive = true
+    /// Lingering close after a 413: the answer is written, and the request's end arrived.
+    private var tooLargeAnswered = false
+    private var tooLargeEnded = false
 
     init(routes: any HTTPRoutes, handshake: ServerHandshake, limits: HTTPLimits, webSocket: WebSocketSettings,
          headGuard: HeadSizeGuard, sessionIDs: @escaping @Sendable () -> Int) {
@@ -66,11 +71,17 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             let wantsUpgrade = !headers.values("Upgrade").isEmpty || routes.isWebSocketPath(request.path)
             state = .receiving(request, upgrade: wantsUpgrade && routes.isWebSocketPath(request.path))
         case .body(var chunk):
+            if case .tooLarge(let discarded) = state {
+                let total = discarded + chunk.readableBytes
+                if total > HTTPLimits.maxLingerBytes { return context.close(promise: nil) }
+                state = .tooLarge(discarded: total)
+                return
+            }
             guard case .receiving(var request, let upgrade) = state else { return }
             if request.body.readableBytes + chunk.readableBytes > limits.maxBodySize {
-                state = .tooLarge
+                state = .tooLarge(discarded: 0)
                 keepAlive = false
-                write(routes.payloadTooLarge(limit: limits.maxBodySize), context: context)
+                write(routes.payloadTooLarge(limit: limits.maxBodySize), context: context, lingering: true)
                 return
             }
             request.body.writeBuffer(&chunk)
@@ -91,7 +102,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                         }
                 }
             case .tooLarge:
-                context.close(promise: nil)
+                tooLargeEnded = true
+                if tooLargeAnswered { context.close(promise: nil) }
             default:
                 break
             }
@@ -162,7 +174,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func write(_ response: HTTPResponse, context: ChannelHandlerContext) {
+    /// Writes `response`; then, unless keep-alive, closes (with `lingering`, only once the request's
+    /// end has arrived as well).
+    private func write(_ response: HTTPResponse, context: ChannelHandlerContext, lingering: Bool = false) {
         var headers = HTTPHeaders()
         for field in response.headers.fields { headers.add(name: field.name, value: field.value) }
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.readableBytes))
@@ -178,6 +192,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 self.state = .idle
                 self.headGuard.requestCompleted()
                 self.armHeadTimer(context: context)
+            } else if lingering {
+                self.tooLargeAnswered = true
+                if self.tooLargeEnded { context.close(promise: nil) }
             } else {
                 context.close(promise: nil)
             }
