@@ -24,9 +24,11 @@ extension ReceiptsEngine {
         }
 
         let channel = channels[cid]!
-        var events = [ReceiptsEvent(
+        var events: [ReceiptsEvent] = []
+        events.reserveCapacity(2)  // message.new and notification.message_new in one allocation
+        events.append(ReceiptsEvent(
             payload: .messageNew(message: message, sender: sender, watcherCount: channel.watchingUsers.count),
-            cid: cid, createdAt: message.createdAt, recipients: watcherRecipients(of: channel, withCounts: true))]
+            cid: cid, createdAt: message.createdAt, recipients: watcherRecipients(of: channel, withCounts: true)))
         if message.isChannelMessage {
             var others: [Recipient] = []
             for memberID in memberOrder {
