@@ -139,4 +139,33 @@ struct StorageRoundTripTests {
         // The sequence goes on from where it was: the counters are not part of the history.
         #expect(try store.load().lastSeq == seq)
     }
+    /// One group commit can hold far more rows than one statement has parameters (PostgreSQL allows
+    /// 65,535): 3,000 users, a channel of 3,000 members (13 columns each) and 3,000 confirmations.
+    @Test(arguments: StoreKind.available) func commitOfTensOfThousandsOfValuesRoundTrips(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let store = try location.open()
+        var engine = ReceiptsEngine()
+        let userIDs = (0..<3_000).map { "user-\($0)" }
+        var commands: [ReceiptsCommand] = userIDs.map { .upsertUser(User(id: $0, name: $0 == "user-7" ? nil : "User \($0)")) }
+        commands.append(.createChannel(cid: Self.general, createdBy: "user-0", members: userIDs))
+        commands.append(.sendMessage(cid: Self.general, userID: "user-0", draft: MessageDraft(id: "m1", text: "hello everyone")))
+        commands += userIDs.dropFirst().map { .markRead(cid: Self.general, userID: $0, messageID: nil) }
+        var entries: [JournalEntry] = []
+        var footprint = StateFootprint()
+        var now: Int64 = 1_763_000_000_000_000
+        for command in commands {
+            now += 1_000
+            _ = try engine.apply(command, at: Timestamp(rawValue: now)).get()
+            footprint.formUnion(engine.footprint(of: command))
+            entries.append(JournalEntry(seq: Int64(entries.count + 1), at: engine.clock, command: command, events: []))
+        }
+        try store.commit(CommitBatch(entries: entries, footprint: footprint, engine: engine))
+        store.close()
+        let reopened = try location.open()
+        let stored = try reopened.load()
+        #expect(stored.lastSeq == Int64(commands.count))
+        #expect(fingerprint(ReceiptsEngine(restoring: stored.snapshot)) == fingerprint(engine))
+        #expect(try reopened.journal(after: 0, limit: 10_000).map(\.command) == commands)
+    }
 }

@@ -2,23 +2,33 @@ import PostgresNIO
 
 /// Data-modifying statements gathered into one `WITH w0 AS (…), w1 AS (…) SELECT …` statement, so that
 /// a commit's writes to its several tables cost one round trip to the database instead of one each.
+/// Each part reads its rows from array parameters (``PostgresArrayColumn``, `unnest`), so the
+/// statement's text depends on which tables a commit writes, never on how many rows.
 /// The parts run on one snapshot and cannot see each other's rows: they must write different rows
 /// (a commit's parts write different tables; a channel rewrite's member delete runs on its own first).
 struct PostgresCombinedWrite {
-    /// Parameters per statement, well below PostgreSQL's 65,535.
-    static let maxBinds = 30_000
-
     private(set) var parts: [String] = []
     private(set) var binds = PostgresBindings()
     private(set) var bindCount = 0
 
     var isEmpty: Bool { parts.isEmpty }
 
-    /// Adds one part whose placeholders start after ``bindCount``; `bind` appends exactly `count` values.
-    mutating func add(_ sql: String, count: Int, bind: (inout PostgresBindings) throws -> Void) rethrows {
-        parts.append(sql)
+    /// Adds one part over `columns` array parameters: `sql` receives the `unnest($i, …)` that reads
+    /// them as rows, and `bind` appends exactly `columns` values.
+    mutating func add(columns: Int, _ sql: (_ rows: String) -> String, bind: (inout PostgresBindings) throws -> Void) rethrows {
+        let placeholders = (1...columns).map { "$\(bindCount + $0)" }.joined(separator: ", ")
+        parts.append(sql("unnest(\(placeholders))"))
         try bind(&binds)
-        bindCount += count
+        bindCount += columns
+    }
+
+    /// The next placeholder, for a value `final` binds.
+    var nextPlaceholder: String { "$\(bindCount + 1)" }
+
+    /// Appends a value for ``nextPlaceholder``.
+    mutating func bindFinal(_ value: String) {
+        binds.append(value)
+        bindCount += 1
     }
 
     /// The parts as one statement ending in `final` (a `SELECT`).

@@ -29,8 +29,6 @@ public final class PostgresStore: SharedReceiptsStore {
 
     private enum StoreState { case open, failed, closed }
 
-    /// Rows per multi-row statement: far below PostgreSQL's 65,535 parameters per statement.
-    static let rowsPerStatement = 500
     /// How long one statement may take before the store gives up on the database.
     static let statementTimeout = TimeAmount.seconds(10)
     /// Seconds between attempts to re-open a lost notification connection.
@@ -310,34 +308,6 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// Adds rows to `combined` in parts of ``rowsPerStatement`` rows: `prefix` then `(…), (…)` then
-    /// `suffix`; runs what was gathered first when the parameters would not fit one statement.
-    /// `casts` types the placeholders where PostgreSQL cannot infer them (a `VALUES` list in `FROM`).
-    private func insert<Row>(_ prefix: String, columns: Int, _ rows: [Row], suffix: String = "", casts: [String]? = nil,
-                             into combined: inout PostgresCombinedWrite,
-                             bind: (Row, inout PostgresBindings) throws -> Void) throws {
-        var start = 0
-        while start < rows.count {
-            let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
-            if combined.bindCount + chunk.count * columns > PostgresCombinedWrite.maxBinds { try flush(&combined) }
-            var sql = prefix
-            let base = combined.bindCount
-            for index in 0..<chunk.count {
-                sql += index == 0 ? " (" : ", ("
-                for column in 0..<columns {
-                    if column > 0 { sql += ", " }
-                    sql += "$\(base + index * columns + column + 1)"
-                    if let casts { sql += "::" + casts[column] }
-                }
-                sql += ")"
-            }
-            try combined.add(sql + " " + suffix, count: chunk.count * columns) { binds in
-                for row in chunk { try bind(row, &binds) }
-            }
-            start += chunk.count
-        }
-    }
-
     /// Runs what `combined` gathered (ending with `final`) and starts it afresh.
     private func flush(_ combined: inout PostgresCombinedWrite, final: String = "SELECT 1") throws {
         defer { combined = PostgresCombinedWrite() }
@@ -346,150 +316,177 @@ public final class PostgresStore: SharedReceiptsStore {
     }
 
     /// Writes the batch in as few statements as it can (one for a commit without channel rewrites),
-    /// the last one also notifying the other nodes.
+    /// the last one also notifying the other nodes. Every table's rows go in as array parameters.
     private func write(_ batch: CommitBatch) throws {
+        typealias Column = PostgresArrayColumn
         var combined = PostgresCombinedWrite()
         var channelSeqs: [ChannelCID: Int64] = [:]
-        var events: [(Int64, JournalEvent)] = []
+        var events: [(commandSeq: Int64, event: JournalEvent)] = []
         for entry in batch.entries {
             for event in entry.events {
                 events.append((entry.seq, event))
                 if let cid = event.cid, let seq = event.channelSeq { channelSeqs[cid] = seq }
             }
         }
-        try insert("INSERT INTO journal (seq, at, command) VALUES", columns: 3, batch.entries, into: &combined) { entry, b in
-            b.append(entry.seq)
-            b.append(entry.at.rawValue)
-            b.append(String(decoding: CommandCodec.encode(entry.command), as: UTF8.self))
+        let entries = batch.entries
+        if !entries.isEmpty {
+            combined.add(columns: 3, { "INSERT INTO journal (seq, at, command) SELECT * FROM \($0)" }) { b in
+                b.append(Column(entries) { $0.seq })
+                b.append(Column(entries) { $0.at.rawValue })
+                b.append(Column(entries) { String(decoding: CommandCodec.encode($0.command), as: UTF8.self) })
+            }
         }
-        try insert("INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) VALUES", columns: 7, events, into: &combined) { item, b in
-            let (commandSeq, event) = item
-            b.append(event.seq)
-            b.append(commandSeq)
-            b.append(event.cid?.description)
-            b.append(event.channelSeq)
-            b.append(event.type)
-            b.append(String(decoding: event.json, as: UTF8.self))
-            b.append(event.audience?.storedValue)
+        if !events.isEmpty {
+            combined.add(columns: 7, {
+                "INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) SELECT * FROM \($0)"
+            }) { b in
+                b.append(Column(events) { $0.event.seq })
+                b.append(Column(events) { $0.commandSeq })
+                b.append(Column(events) { $0.event.cid?.description })
+                b.append(Column(events) { $0.event.channelSeq })
+                b.append(Column(events) { $0.event.type })
+                b.append(Column(events) { String(decoding: $0.event.json, as: UTF8.self) })
+                b.append(Column(events) { $0.event.audience?.storedValue })
+            }
         }
-        try insert("INSERT INTO users (id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at) VALUES",
-                   columns: 8, batch.users, suffix: """
-                   ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, image = EXCLUDED.image, custom = EXCLUDED.custom,
-                       read_receipts = EXCLUDED.read_receipts, delivery_receipts = EXCLUDED.delivery_receipts,
-                       created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-                   """, into: &combined) { user, b in
-            b.append(user.id)
-            b.append(user.name)
-            b.append(user.image)
-            b.append(String(decoding: CommandCodec.encodeCustom(user.custom), as: UTF8.self))
-            b.append(user.privacy.readReceipts)
-            b.append(user.privacy.deliveryReceipts)
-            b.append(user.createdAt.rawValue)
-            b.append(user.updatedAt.rawValue)
+        let users = batch.users
+        if !users.isEmpty {
+            combined.add(columns: 8, { """
+                INSERT INTO users (id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at)
+                SELECT * FROM \($0)
+                ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, image = EXCLUDED.image, custom = EXCLUDED.custom,
+                    read_receipts = EXCLUDED.read_receipts, delivery_receipts = EXCLUDED.delivery_receipts,
+                    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+                """ }) { b in
+                b.append(Column(users) { $0.id })
+                b.append(Column(users) { $0.name })
+                b.append(Column(users) { $0.image })
+                b.append(Column(users) { String(decoding: CommandCodec.encodeCustom($0.custom), as: UTF8.self) })
+                b.append(Column(users) { $0.privacy.readReceipts })
+                b.append(Column(users) { $0.privacy.deliveryReceipts })
+                b.append(Column(users) { $0.createdAt.rawValue })
+                b.append(Column(users) { $0.updatedAt.rawValue })
+            }
         }
-        try insert("INSERT INTO channel_types (name, read_events, delivery_events, created_at, updated_at) VALUES", columns: 5,
-                   batch.channelTypes, suffix: """
-                   ON CONFLICT (name) DO UPDATE SET read_events = EXCLUDED.read_events, delivery_events = EXCLUDED.delivery_events,
-                       created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-                   """, into: &combined) { type, b in
-            b.append(type.name)
-            b.append(type.readEvents)
-            b.append(type.deliveryEvents)
-            b.append(type.createdAt.rawValue)
-            b.append(type.updatedAt.rawValue)
+        let types = batch.channelTypes
+        if !types.isEmpty {
+            combined.add(columns: 5, { """
+                INSERT INTO channel_types (name, read_events, delivery_events, created_at, updated_at) SELECT * FROM \($0)
+                ON CONFLICT (name) DO UPDATE SET read_events = EXCLUDED.read_events, delivery_events = EXCLUDED.delivery_events,
+                    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+                """ }) { b in
+                b.append(Column(types) { $0.name })
+                b.append(Column(types) { $0.readEvents })
+                b.append(Column(types) { $0.deliveryEvents })
+                b.append(Column(types) { $0.createdAt.rawValue })
+                b.append(Column(types) { $0.updatedAt.rawValue })
+            }
         }
-        if !batch.channels.isEmpty {
-            try insert("INSERT INTO channels (cid, created_by, created_at) VALUES", columns: 3, batch.channels,
-                       suffix: "ON CONFLICT (cid) DO UPDATE SET created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at",
-                       into: &combined) { channel, b in
-                b.append(channel.cid.description)
-                b.append(channel.createdBy)
-                b.append(channel.createdAt.rawValue)
+        let channels = batch.channels
+        if !channels.isEmpty {
+            combined.add(columns: 3, { """
+                INSERT INTO channels (cid, created_by, created_at) SELECT * FROM \($0)
+                ON CONFLICT (cid) DO UPDATE SET created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at
+                """ }) { b in
+                b.append(Column(channels) { $0.cid.description })
+                b.append(Column(channels) { $0.createdBy })
+                b.append(Column(channels) { $0.createdAt.rawValue })
             }
             // On its own: the rows it deletes are inserted again below.
             try flush(&combined)
             var cids = PostgresBindings()
-            cids.append(batch.channels.map(\.cid.description))
+            cids.append(channels.map(\.cid.description))
             try run("DELETE FROM members WHERE cid = ANY($1)", cids)
-            var rows: [(ChannelCID, Int, Member)] = []
-            for channel in batch.channels {
+            var rows: [(cid: ChannelCID, position: Int, member: Member)] = []
+            for channel in channels {
                 for (position, userID) in channel.memberOrder.enumerated() { rows.append((channel.cid, position, channel.members[userID]!)) }
             }
-            try insert("""
-                INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
-                    delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes,
-                    delivered_passes) VALUES
-                """, columns: 13, rows, into: &combined) { row, b in
-                let (cid, position, member) = row
-                b.append(cid.description)
-                b.append(member.userID)
-                b.append(position)
-                b.append(member.createdAt.rawValue)
-                try Self.bindReadState(member.read, &b)
+            if !rows.isEmpty {
+                combined.add(columns: 13, { """
+                    INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
+                        delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes,
+                        delivered_passes)
+                    SELECT * FROM \($0)
+                    """ }) { b in
+                    b.append(Column(rows) { $0.cid.description })
+                    b.append(Column(rows) { $0.member.userID })
+                    b.append(Column(rows) { Int64($0.position) })
+                    b.append(Column(rows) { $0.member.createdAt.rawValue })
+                    Self.bindReadStates(rows.map(\.member.read), &b)
+                }
             }
         }
-        if !batch.members.isEmpty {
-            try insert("""
+        let members = batch.members
+        if !members.isEmpty {
+            combined.add(columns: 11, { """
                 UPDATE members AS m SET read_position = v.read_position, last_read = v.last_read,
                     last_read_message_id = v.last_read_message_id, delivered_position = v.delivered_position,
                     last_delivered_at = v.last_delivered_at, last_delivered_message_id = v.last_delivered_message_id,
                     marked_unread_message_id = v.marked_unread_message_id, read_passes = v.read_passes,
                     delivered_passes = v.delivered_passes
-                FROM (VALUES
-                """, columns: 11, batch.members, suffix: """
-                ) AS v (cid, user_id, read_position, last_read, last_read_message_id, delivered_position, last_delivered_at,
-                    last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
+                FROM \($0) AS v (cid, user_id, read_position, last_read, last_read_message_id, delivered_position,
+                    last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
                 WHERE m.cid = v.cid AND m.user_id = v.user_id
-                """, casts: ["text", "text", "bigint", "bigint", "text", "bigint", "bigint", "text", "text", "bytea", "bytea"],
-                into: &combined) { row, b in
-                b.append(row.cid.description)
-                b.append(row.member.userID)
-                try Self.bindReadState(row.member.read, &b)
+                """ }) { b in
+                b.append(Column(members) { $0.cid.description })
+                b.append(Column(members) { $0.member.userID })
+                Self.bindReadStates(members.map(\.member.read), &b)
             }
         }
-        try insert("""
-            INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent) VALUES
-            """, columns: 10, batch.messages, into: &combined) { row, b in
-            let (position, message) = row
-            b.append(message.cid.description)
-            b.append(position)
-            b.append(message.id)
-            b.append(message.userID)
-            b.append(message.text)
-            b.append(message.kind.rawValue)
-            b.append(message.createdAt.rawValue)
-            b.append(message.parentID)
-            b.append(message.showInChannel)
-            b.append(message.silent)
+        let messages = batch.messages
+        if !messages.isEmpty {
+            combined.add(columns: 10, { """
+                INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent)
+                SELECT * FROM \($0)
+                """ }) { b in
+                b.append(Column(messages) { $0.message.cid.description })
+                b.append(Column(messages) { Int64($0.position) })
+                b.append(Column(messages) { $0.message.id })
+                b.append(Column(messages) { $0.message.userID })
+                b.append(Column(messages) { $0.message.text })
+                b.append(Column(messages) { $0.message.kind.rawValue })
+                b.append(Column(messages) { $0.message.createdAt.rawValue })
+                b.append(Column(messages) { $0.message.parentID })
+                b.append(Column(messages) { $0.message.showInChannel })
+                b.append(Column(messages) { $0.message.silent })
+            }
         }
-        var counters: [(String, Int64)] = [("generated_message_ids", Int64(batch.generatedMessageIDs)), ("clock", batch.clock.rawValue)]
-        if let last = batch.entries.last?.seq { counters.append(("last_seq", last)) }
-        if let last = events.last?.1.seq { counters.append(("last_event_seq", last)) }
-        try insert("INSERT INTO counters (name, value) VALUES", columns: 2, counters,
-                   suffix: "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value", into: &combined) { row, b in
-            b.append(row.0)
-            b.append(row.1)
+        var counters: [(name: String, value: Int64)] = [("generated_message_ids", Int64(batch.generatedMessageIDs)), ("clock", batch.clock.rawValue)]
+        if let last = entries.last?.seq { counters.append(("last_seq", last)) }
+        if let last = events.last?.event.seq { counters.append(("last_event_seq", last)) }
+        combined.add(columns: 2, { "INSERT INTO counters (name, value) SELECT * FROM \($0) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value" }) { b in
+            b.append(Column(counters) { $0.name })
+            b.append(Column(counters) { $0.value })
         }
-        try insert("INSERT INTO channel_sequences (cid, last_seq) VALUES", columns: 2, Array(channelSeqs),
-                   suffix: "ON CONFLICT (cid) DO UPDATE SET last_seq = EXCLUDED.last_seq", into: &combined) { row, b in
-            b.append(row.key.description)
-            b.append(row.value)
+        if !channelSeqs.isEmpty {
+            let sequences = Array(channelSeqs)
+            combined.add(columns: 2, {
+                "INSERT INTO channel_sequences (cid, last_seq) SELECT * FROM \($0) ON CONFLICT (cid) DO UPDATE SET last_seq = EXCLUDED.last_seq"
+            }) { b in
+                b.append(Column(sequences) { $0.key.description })
+                b.append(Column(sequences) { $0.value })
+            }
         }
-        let notify = batch.entries.last.map { "SELECT pg_notify('\(notifyChannel)', '\($0.seq)')" } ?? "SELECT 1"
+        var notify = "SELECT 1"
+        if let last = entries.last?.seq {
+            notify = "SELECT pg_notify('\(notifyChannel)', \(combined.nextPlaceholder))"
+            combined.bindFinal(String(last))
+        }
         try flush(&combined, final: notify)
     }
 
-    /// The nine read-state columns, in the order of the members table.
-    private static func bindReadState(_ read: ReadState, _ b: inout PostgresBindings) throws {
-        b.append(Int64(read.readPosition))
-        b.append(read.lastRead.rawValue)
-        b.append(read.lastReadMessageID)
-        b.append(Int64(read.deliveredPosition))
-        b.append(read.lastDeliveredAt?.rawValue)
-        b.append(read.lastDeliveredMessageID)
-        b.append(read.markedUnreadMessageID)
-        try b.append(StoredPasses.encode(read.readPasses))
-        try b.append(StoredPasses.encode(read.deliveredPasses))
+    /// The nine read-state columns of `reads`, in the order of the members table.
+    private static func bindReadStates(_ reads: [ReadState], _ b: inout PostgresBindings) {
+        typealias Column = PostgresArrayColumn
+        b.append(Column(reads) { Int64($0.readPosition) })
+        b.append(Column(reads) { $0.lastRead.rawValue })
+        b.append(Column(reads) { $0.lastReadMessageID })
+        b.append(Column(reads) { Int64($0.deliveredPosition) })
+        b.append(Column(reads) { $0.lastDeliveredAt?.rawValue })
+        b.append(Column(reads) { $0.lastDeliveredMessageID })
+        b.append(Column(reads) { $0.markedUnreadMessageID })
+        b.append(Column(reads) { StoredPasses.encode($0.readPasses) })
+        b.append(Column(reads) { StoredPasses.encode($0.deliveredPasses) })
     }
 
     // MARK: Journal
