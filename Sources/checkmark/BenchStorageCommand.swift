@@ -22,7 +22,7 @@ struct BenchStorageCommand: AsyncParsableCommand {
     @Option(help: "Seconds to measure each level.") var seconds = 5.0
     @Option(help: "Members per channel.") var channelSize = 100
     @Option(help: "Data directory (a fresh temporary one by default; removed afterwards).") var dataDir: String?
-    @Option(help: "Measure the PostgreSQL store at this url instead (a cluster node's commit path; each level in a fresh schema).")
+    @Option(help: "Measure the PostgreSQL store at this url instead (a cluster node's commit path; each level in a fresh schema, dropped afterwards).")
     var postgresUrl: String?
     @Option(help: "Cluster nodes (each its own service and store on the same schema) the clients are spread over; needs --postgres-url.")
     var nodes = 1
@@ -38,9 +38,11 @@ struct BenchStorageCommand: AsyncParsableCommand {
             let directory = dataDir ?? NSTemporaryDirectory() + "checkmark-bench-" + UUID().uuidString
             defer { if dataDir == nil { try? FileManager.default.removeItem(atPath: directory) } }
             var stores: [any ReceiptsStore] = []
+            var benchSchema: PostgresLocation?
             if let postgresUrl {
                 let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
                 let location = try PostgresLocation(url: postgresUrl + (postgresUrl.contains("?") ? "&" : "?") + "schema=" + schema)
+                benchSchema = location
                 var logger = Logger(label: "bench")
                 logger.logLevel = .error
                 for _ in 0..<nodes {
@@ -50,6 +52,11 @@ struct BenchStorageCommand: AsyncParsableCommand {
                 stores = [try SQLiteStore(directory: try DataDirectory(path: directory))]
             }
             let result = try await Self.measure(clients: level, seconds: seconds, channelSize: channelSize, stores: stores)
+            if let benchSchema {  // the level's throwaway schema goes with its rows
+                try await NIOThreadPool.singleton.runIfActive {
+                    try PostgresStore.dropSchema(of: benchSchema, logger: Logger(label: "bench"))
+                }
+            }
             print(String(format: "%-10@ %7d  %15.0f  %7.2f  %7.2f  %8.2f  %8d  %10.1f", "reads" as NSString, level, result.rate,
                          result.p50, result.p99, result.p999, result.batches, result.meanBatch))
         }

@@ -30,15 +30,18 @@ extension EndToEnd {
             try await TestServer.start { $0.postgresURL = url }
         }
 
-        static func stopAll(_ nodes: [TestServer]) async {
+        /// Stops the nodes, then drops the cluster's schema (at `url`) with everything in it.
+        static func stopAll(_ nodes: [TestServer], dropping url: String) async {
             for node in nodes { await node.stop() }
+            guard let location = try? PostgresLocation(url: url) else { return }
+            try? PostgresStore.dropSchema(of: location, logger: Logger(label: "test"))
         }
 
         static func channelSeq(_ event: ChatEvent?) -> Int? { event?.json?["channel_seq"]?.intValue }
 
         @Test func clientsOnDifferentNodesReceiveEachOthersEvents() async throws {
-            let (_, nodes) = try await Self.startCluster()
-            defer { Task { await Self.stopAll(nodes) } }
+            let (url, nodes) = try await Self.startCluster()
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
             try await nodes[0].setUp(users: ["alice", "bob", "carol"])
             let alice = try await nodes[0].connect("alice")
             let bob = try await nodes[1].connect("bob")
@@ -65,8 +68,8 @@ extension EndToEnd {
         /// Regression: a node holding a member's non-watching connection made one event more per message
         /// than a node without, so the nodes' event sequences collided and commits failed.
         @Test func nodesHoldingDifferentConnectionsNumberEventsAlike() async throws {
-            let (_, nodes) = try await Self.startCluster(nodes: 2)
-            defer { Task { await Self.stopAll(nodes) } }
+            let (url, nodes) = try await Self.startCluster(nodes: 2)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
             try await nodes[0].setUp(users: ["alice", "bob"])
             let idle = try await nodes[0].connect("alice")  // connected, not watching
             let bob = try await nodes[1].connect("bob")
@@ -83,7 +86,7 @@ extension EndToEnd {
         /// `watcher_count` counts the distinct users watching on any node, and stops counting a node's
         /// watchers once the node is gone.
         @Test func watcherCountCountsEveryNodesWatchers() async throws {
-            let (_, nodes) = try await Self.startCluster()
+            let (url, nodes) = try await Self.startCluster()
             try await nodes[0].setUp(users: ["alice", "bob", "carol"])
             let alice = try await nodes[0].connect("alice")
             let aliceAgain = try await nodes[2].connect("alice")
@@ -101,13 +104,13 @@ extension EndToEnd {
             try await Task.sleep(for: .seconds(4))
             try await nodes[0].run(.sendMessage(cid: Self.general, userID: "carol", draft: MessageDraft(id: "m2", text: "x")))
             #expect(await alice.nextEvent(ofType: ["message.new"])?.json?["watcher_count"]?.intValue == 1)
-            await Self.stopAll([nodes[0], nodes[2]])
+            await Self.stopAll([nodes[0], nodes[2]], dropping: url)
         }
 
         /// A REST call naming a connection another node holds: that node applies it (or refuses it).
         @Test func watchNamingAConnectionOnAnotherNodeTakesEffectThere() async throws {
-            let (_, nodes) = try await Self.startCluster(nodes: 2)
-            defer { Task { await Self.stopAll(nodes) } }
+            let (url, nodes) = try await Self.startCluster(nodes: 2)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
             try await nodes[0].setUp(users: ["alice", "bob"])
             try await nodes[0].run(.upsertUser(User(id: "mallory")))
             let bob = try await nodes[1].connect("bob")
@@ -136,8 +139,8 @@ extension EndToEnd {
         /// Read-your-writes across nodes: what a client changed through one node, the next request on
         /// another node sees, without waiting for a notification.
         @Test func aChangeMadeOnOneNodeIsSeenAtOnceOnAnother() async throws {
-            let (_, nodes) = try await Self.startCluster(nodes: 2)
-            defer { Task { await Self.stopAll(nodes) } }
+            let (url, nodes) = try await Self.startCluster(nodes: 2)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
             for round in 0..<20 {
                 let cid = ChannelCID(type: "messaging", id: "room\(round)")
                 try await nodes[0].run(.upsertUser(User(id: "u\(round)")))
@@ -193,7 +196,7 @@ extension EndToEnd {
                 return states.map { "\($0)" }.joined(separator: "\n") + "\n" + users.map { "\(engine.counts(for: $0))" }.joined(separator: ",")
             }.get()
             #expect(lateAnswer == answers[0])
-            await Self.stopAll(nodes + [late])
+            await Self.stopAll(nodes + [late], dropping: url)
         }
 
         /// A node whose database connection is cut refuses commands with a storage error (503) within
@@ -202,7 +205,7 @@ extension EndToEnd {
         /// database.
         @Test func aNodeThatLosesItsDatabaseRefusesCommandsAndIsNotReady() async throws {
             let (url, nodes) = try await Self.startCluster(nodes: 1)
-            defer { Task { await Self.stopAll(nodes) } }
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
             try await nodes[0].setUp(users: ["alice"])
             let schema = String(url[url.range(of: "schema=")!.upperBound...])
             let psql = Process()
@@ -222,8 +225,8 @@ extension EndToEnd {
 
         /// A client that loses its node resumes on another with nothing lost and nothing repeated.
         @Test func resumeOnAnotherNodeAfterLosingOne() async throws {
-            let (_, nodes) = try await Self.startCluster()
-            defer { Task { await Self.stopAll(nodes) } }
+            let (url, nodes) = try await Self.startCluster()
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
             try await nodes[0].setUp(users: ["alice", "bob"])
             let alice = try await nodes[0].connect("alice")
             _ = try await alice.watch(Self.general)

@@ -42,8 +42,37 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test func droppingTheDefaultSchemaIsRefused() throws {
+        let location = try PostgresLocation(url: "postgres://checkmark:x@127.0.0.1:1/checkmark")
+        #expect {
+            try PostgresStore.dropSchema(of: location, logger: Logger(label: "test"))
+        } throws: { error in
+            guard case StorageError.unavailable(let reason) = error else { return false }
+            return reason.contains("names no schema to drop")
+        }
+    }
+
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func droppedSchemaTakesItsRowsWithIt() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        guard case .postgres(let postgres) = location else { return }
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        do {
+            let store = try location.open()
+            try StorageRoundTripTests.applyAndCommit([.upsertUser(User(id: "alice"))], to: store, engine: &engine, seq: &seq)
+            store.close()
+        }
+        try PostgresStore.dropSchema(of: postgres, logger: Logger(label: "test"))
+        let reopened = try location.open()
+        defer { reopened.close() }
+        #expect(try reopened.load().lastSeq == 0)
+        #expect(try reopened.load().snapshot.users.isEmpty)
+    }
+
     @Test(.enabled(if: StoreKind.postgresURL != nil)) func schemaFromANewerBinaryIsRefused() throws {
         let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
         guard case .postgres(let postgres) = location else { return }
         let store = try PostgresStore(location: postgres, logger: Logger(label: "test"))
         store.close()
@@ -61,6 +90,7 @@ struct PostgresStoreTests {
     /// other committed before its own commands, as the service does.
     @Test(.enabled(if: StoreKind.postgresURL != nil)) func concurrentAppendsFromTwoNodesStayGapFreeAndAgree() throws {
         let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
         let setup: [ReceiptsCommand] = [
             .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")),
             .createChannel(cid: Self.general, createdBy: "alice", members: ["alice", "bob"]),
@@ -103,6 +133,7 @@ struct PostgresStoreTests {
 
     @Test(.enabled(if: StoreKind.postgresURL != nil)) func otherNodesHearOfEveryCommit() throws {
         let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
         let writer = Node(store: try location.open() as! PostgresStore)
         let listening = try location.open() as! PostgresStore
         let heard = Mutex<[Int64]>([])

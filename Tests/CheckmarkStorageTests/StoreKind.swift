@@ -40,7 +40,11 @@ enum TestStoreLocation {
         }
     }
 
+    /// Deletes what the test stored: the directory, or the schema with its tables.
     func remove() {
-        if case .sqlite(let directory) = self { directory.remove() }
+        switch self {
+        case .sqlite(let directory): directory.remove()
+        case .postgres(let location): try? PostgresStore.dropSchema(of: location, logger: Logger(label: "test"))
+        }
     }
 }

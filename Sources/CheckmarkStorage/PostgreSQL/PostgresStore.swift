@@ -173,6 +173,25 @@ public final class PostgresStore: SharedReceiptsStore {
         try? group.syncShutdownGracefully()
     }
 
+    /// Deletes the location's schema with every table in it, without opening a store (no
+    /// migration): for throwaway schemas (tests, `bench-storage`). Nodes still on the schema fail
+    /// at their next statement.
+    /// - Throws: ``StorageError/unavailable(reason:)`` when the location names no schema (the role's
+    ///   default schema is never dropped), or the database cannot be reached or refuses the drop.
+    public static func dropSchema(of location: PostgresLocation, logger: Logger) throws(StorageError) {
+        guard let schema = location.schema else { throw .unavailable(reason: "\(location) names no schema to drop") }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        do {
+            let connection = try PostgresConnection.connect(
+                on: group.next(), configuration: configuration(location), id: 1, logger: logger).wait()
+            defer { try? connection.close().wait() }
+            _ = try connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"), logger: logger).wait()
+        } catch {
+            throw .unavailable(reason: "cannot drop schema \(schema) of \(location): \(describe(error))")
+        }
+    }
+
     private func checkOpen() throws(StorageError) {
         let current = state.withLock { $0 }
         guard current == .open else { throw current == .closed ? .closed : .commitFailed(reason: "storage failed earlier") }
