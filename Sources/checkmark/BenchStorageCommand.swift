@@ -51,14 +51,23 @@ struct BenchStorageCommand: AsyncParsableCommand {
             } else {
                 stores = [try SQLiteStore(directory: try DataDirectory(path: directory))]
             }
-            let result = try await Self.measure(clients: level, seconds: seconds, channelSize: channelSize, stores: stores)
-            if let benchSchema {  // the level's throwaway schema goes with its rows
-                try await NIOThreadPool.singleton.runIfActive {
-                    try PostgresStore.dropSchema(of: benchSchema, logger: Logger(label: "bench"))
-                }
+            let result: Result
+            do {
+                result = try await Self.measure(clients: level, seconds: seconds, channelSize: channelSize, stores: stores)
+            } catch {
+                if let benchSchema { try? await Self.drop(benchSchema) }
+                throw error
             }
+            if let benchSchema { try await Self.drop(benchSchema) }
             print(String(format: "%-10@ %7d  %15.0f  %7.2f  %7.2f  %8.2f  %8d  %10.1f", "reads" as NSString, level, result.rate,
                          result.p50, result.p99, result.p999, result.batches, result.meanBatch))
+        }
+    }
+
+    /// Drops a level's throwaway schema with its rows.
+    static func drop(_ schema: PostgresLocation) async throws {
+        try await NIOThreadPool.singleton.runIfActive {
+            try PostgresStore.dropSchema(of: schema, logger: Logger(label: "bench"))
         }
     }
 

@@ -139,8 +139,10 @@ struct StorageRoundTripTests {
         // The sequence goes on from where it was: the counters are not part of the history.
         #expect(try store.load().lastSeq == seq)
     }
+
     /// One group commit can hold far more rows than one statement has parameters (PostgreSQL allows
-    /// 65,535): 3,000 users, a channel of 3,000 members (13 columns each) and 3,000 confirmations.
+    /// 65,535): 3,000 users, a channel of 3,000 members (13 columns each) and 3,000 confirmations,
+    /// each with a journaled event, half of them without channel, sequence or audience (NULLs).
     @Test(arguments: StoreKind.available) func commitOfTensOfThousandsOfValuesRoundTrips(kind: StoreKind) throws {
         let location = try kind.makeLocation()
         defer { location.remove() }
@@ -158,7 +160,14 @@ struct StorageRoundTripTests {
             now += 1_000
             _ = try engine.apply(command, at: Timestamp(rawValue: now)).get()
             footprint.formUnion(engine.footprint(of: command))
-            entries.append(JournalEntry(seq: Int64(entries.count + 1), at: engine.clock, command: command, events: []))
+            var events: [JournalEvent] = []
+            if case .markRead = command {
+                let eventSeq = Int64(entries.count + 1)
+                events.append(eventSeq % 2 == 0
+                    ? JournalEvent(seq: eventSeq, cid: Self.general, channelSeq: eventSeq, type: "message.read", audience: .watchers, json: Array(#"{"n":\#(eventSeq)}"#.utf8))
+                    : JournalEvent(seq: eventSeq, cid: nil, channelSeq: nil, type: "notification.mark_read", audience: nil, json: Array("{}".utf8)))
+            }
+            entries.append(JournalEntry(seq: Int64(entries.count + 1), at: engine.clock, command: command, events: events))
         }
         try store.commit(CommitBatch(entries: entries, footprint: footprint, engine: engine))
         store.close()
@@ -166,6 +175,9 @@ struct StorageRoundTripTests {
         let stored = try reopened.load()
         #expect(stored.lastSeq == Int64(commands.count))
         #expect(fingerprint(ReceiptsEngine(restoring: stored.snapshot)) == fingerprint(engine))
-        #expect(try reopened.journal(after: 0, limit: 10_000).map(\.command) == commands)
+        let journal = try reopened.journal(after: 0, limit: 10_000)
+        #expect(journal.map(\.command) == commands)
+        #expect(journal.flatMap(\.events) == entries.flatMap(\.events))
+        #expect(journal.flatMap(\.events).count == 2_999)
     }
 }

@@ -8,8 +8,6 @@ import PostgresNIO
 struct PostgresArrayColumn<Element: PostgresArrayElement>: PostgresNonThrowingEncodable {
     var values: [Element?]
 
-    init(_ values: [Element?] = []) { self.values = values }
-
     init<Rows: Sequence>(_ rows: Rows, _ value: (Rows.Element) throws -> Element?) rethrows {
         values = try rows.map(value)
     }

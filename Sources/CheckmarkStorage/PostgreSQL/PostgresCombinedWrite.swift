@@ -22,13 +22,11 @@ struct PostgresCombinedWrite {
         bindCount += columns
     }
 
-    /// The next placeholder, for a value `final` binds.
-    var nextPlaceholder: String { "$\(bindCount + 1)" }
-
-    /// Appends a value for ``nextPlaceholder``.
-    mutating func bindFinal(_ value: String) {
+    /// Binds `value` for the final `SELECT` and gives its placeholder.
+    mutating func placeholder(binding value: String) -> String {
         binds.append(value)
         bindCount += 1
+        return "$\(bindCount)"
     }
 
     /// The parts as one statement ending in `final` (a `SELECT`).

@@ -488,8 +488,7 @@ public final class PostgresStore: SharedReceiptsStore {
         }
         var notify = "SELECT 1"
         if let last = entries.last?.seq {
-            notify = "SELECT pg_notify('\(notifyChannel)', \(combined.nextPlaceholder))"
-            combined.bindFinal(String(last))
+            notify = "SELECT pg_notify('\(notifyChannel)', \(combined.placeholder(binding: String(last))))"
         }
         try flush(&combined, final: notify)
     }
