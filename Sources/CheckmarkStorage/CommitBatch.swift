@@ -13,6 +13,8 @@ public struct CommitBatch: Sendable {
     public var members: [(cid: ChannelCID, member: Member)] = []
     /// Removed channels' leftovers are not a thing: channels are never deleted.
     public var messages: [(position: Int, message: Message)] = []
+    /// Thread read states that changed, outside rewritten channels (those rewrite all of theirs).
+    public var threadReads: [ThreadReadRow] = []
     public var generatedMessageIDs: Int = 0
     public var clock = Timestamp(rawValue: 0)
 
@@ -34,6 +36,10 @@ public struct CommitBatch: Sendable {
             messages.append((key.position, channel.messages[key.position]))
         }
         messages.sort { $0.message.createdAt < $1.message.createdAt }
+        for key in footprint.threadReads where !footprint.channels.contains(key.cid) {
+            guard let read = engine.channels[key.cid]?.threads[key.parentID]?.reads[key.userID] else { continue }
+            threadReads.append(ThreadReadRow(cid: key.cid, parentID: key.parentID, userID: key.userID, read: read))
+        }
         generatedMessageIDs = engine.generatedMessageIDs
         clock = engine.clock
     }

@@ -13,7 +13,7 @@ struct EventEncodingTests {
             createdAt: Timestamp(rawValue: 1_763_000_000_123_456), recipients: [])
         let encoded = StreamJSON.encode(event)
         #expect(!encoded.carriesCounts)
-        #expect(Self.text(encoded.json(for: nil)) == #"{"type":"message.read","cid":"messaging:general","channel_id":"general","channel_type":"messaging","created_at":"2025-11-13T02:13:20.123456Z","user":{"id":"b","name":"B","role":"user","created_at":"1970-01-01T00:00:00.000000Z","updated_at":"1970-01-01T00:00:00.000000Z"},"last_read_message_id":"m1"}"#)
+        #expect(Self.text(encoded.json(for: nil)) == #"{"type":"message.read","cid":"messaging:general","channel_id":"general","channel_type":"messaging","created_at":"2025-11-13T02:13:20.123456Z","custom":{},"user":{"id":"b","name":"B","role":"user","custom":{},"banned":false,"online":false,"language":"","teams":[],"blocked_user_ids":[],"created_at":"1970-01-01T00:00:00.000000Z","updated_at":"1970-01-01T00:00:00.000000Z"},"last_read_message_id":"m1"}"#)
     }
 
     @Test func storedFormComesBackAsTheSameEventWithItsChannelSeq() {
@@ -30,7 +30,7 @@ struct EventEncodingTests {
         #expect(EncodedEvent(stored: mark.stored, type: "notification.mark_read") == mark)
         let counts = UnreadCounts(totalUnread: 3, unreadChannels: 1)
         #expect(EncodedEvent(stored: mark.stored, type: "notification.mark_read").json(for: counts) == mark.json(for: counts))
-        #expect(Self.text(mark.json(for: counts)).hasSuffix(#""unread_count":3,"total_unread_count":3,"unread_channels":1}"#))
+        #expect(Self.text(mark.json(for: counts)).hasSuffix(#""unread_count":3,"total_unread_count":3,"unread_channels":1,"unread_threads":0}"#))
     }
 
     @Test func countsVaryOnlyInTheSuffix() throws {
@@ -43,7 +43,7 @@ struct EventEncodingTests {
         let encoded = StreamJSON.encode(event)
         #expect(encoded.carriesCounts)
         let forB = Self.text(encoded.json(for: event.recipients[1].counts))
-        #expect(forB.hasSuffix(#","unread_count":1,"total_unread_count":1,"unread_channels":1}"#))
+        #expect(forB.hasSuffix(#","unread_count":1,"total_unread_count":1,"unread_channels":1,"unread_threads":0}"#))
         #expect(forB.contains(#""message_id":"m1""#) && forB.contains(#""watcher_count":2"#))
     }
 

@@ -39,7 +39,9 @@ struct ReceiptsPropertyTests {
         case 4: return .markRead(cid: cid, userID: user, messageID: someMessage)
         case 5: return .markUnread(cid: cid, userID: user, from: .message(someMessage))
         case 6, 7: return .markDelivered(userID: user, latest: [DeliveredTarget(cid: cid, messageID: someMessage)])
-        case 8: return .markReadMany(userID: user, channels: nil)
+        case 8:
+            guard n % 2 == 1, let parent = messages.first(where: { $0.parentID == nil })?.id else { return .markReadMany(userID: user, channels: nil) }
+            return .markThreadRead(cid: cid, userID: user, parentID: parent)
         case 9:
             let flag = n % 2 == 0 ? "read_receipts" : "delivery_receipts"
             return .updateUser(UserPatch(id: user, set: [("privacy_settings", .object([(flag, .object([("enabled", .bool(n % 4 < 2))]))]))]))
@@ -91,6 +93,14 @@ struct ReceiptsPropertyTests {
                 #expect(member.read.unreadMessages == recount)
                 sums[userID, default: UnreadCounts()].totalUnread += recount
                 if recount > 0 { sums[userID, default: UnreadCounts()].unreadChannels += 1 }
+            }
+            for thread in channel.threads.values {
+                for (userID, read) in thread.reads {
+                    #expect(channel.members[userID] != nil, "only members participate in threads")
+                    let recount = thread.replyPositions.dropFirst(read.readCount).filter { channel.messages[$0].countsAsUnreadReply(for: userID) }.count
+                    #expect(read.unreadReplies == recount)
+                    if recount > 0 { sums[userID, default: UnreadCounts()].unreadThreads += 1 }
+                }
             }
         }
         for id in userIDs { #expect(engine.counts(for: id) == (sums[id] ?? UnreadCounts())) }

@@ -19,6 +19,12 @@ func fingerprint(_ engine: ReceiptsEngine) -> String {
             let member = channel.members[id]!
             lines.append("  member \(id) \(member.createdAt.rawValue) \(member.read)")
         }
+        lines.append("  channel messages \(channel.channelMessagePositions)")
+        for parentID in channel.threads.keys.sorted() {
+            let thread = channel.threads[parentID]!
+            lines.append("  thread \(parentID) replies=\(thread.replyPositions)")
+            for userID in thread.reads.keys.sorted() { lines.append("    read \(userID) \(thread.reads[userID]!)") }
+        }
     }
     lines.append("counters \(engine.generatedMessageIDs) \(engine.clock.rawValue)")
     return lines.joined(separator: "\n")

@@ -34,6 +34,13 @@ struct StorageRoundTripTests {
         .markReadMany(userID: "carol", channels: nil),
         .removeMembers(cid: team, userIDs: ["bob"]),
         .markReadMany(userID: "alice", channels: [ChannelReadTarget(cid: team, messageID: "c1")]),
+        // Threads: replies by two users, a thread read, a silent reply, and a participant removed.
+        .sendMessage(cid: team, userID: "alice", draft: MessageDraft(id: "c1-r1", text: "reply", parentID: "c1")),
+        .sendMessage(cid: team, userID: "carol", draft: MessageDraft(id: "c1-r2", text: "reply 2", parentID: "c1", showInChannel: true)),
+        .sendMessage(cid: team, userID: "alice", draft: MessageDraft(id: "c1-r3", text: "quiet", parentID: "c1", silent: true)),
+        .markThreadRead(cid: general, userID: "alice", parentID: "m1"),
+        .sendMessage(cid: general, userID: "carol", draft: MessageDraft(id: "t2", text: "more", parentID: "m1")),
+        .removeMembers(cid: general, userIDs: ["bob"]),
     ]
 
     /// Applies `commands` and commits each that changed durable state as the service would; returns those.

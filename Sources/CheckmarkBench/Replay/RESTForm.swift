@@ -50,6 +50,8 @@ enum RESTForm {
             var body: [(String, JSONValue)] = [("user_id", .string(userID))]
             if let messageID { body.append(("message_id", .string(messageID))) }
             return ("POST", channel(cid, "/read"), .object(body))
+        case .markThreadRead(let cid, let userID, let parentID):
+            return ("POST", channel(cid, "/read"), .object([("user_id", .string(userID)), ("thread_id", .string(parentID))]))
         case .markReadMany(let userID, let targets):
             var body: [(String, JSONValue)] = [("user_id", .string(userID))]
             if let targets {

@@ -22,6 +22,8 @@ public enum ReceiptsCommand: Sendable, Hashable {
     case markRead(cid: ChannelCID, userID: String, messageID: String?)
     /// Several channels at once (`read_by_channel`), or, with nil, every channel of the user.
     case markReadMany(userID: String, channels: [ChannelReadTarget]?)
+    /// Reads the thread of `parentID` up to its newest reply (Stream's mark read with `thread_id`).
+    case markThreadRead(cid: ChannelCID, userID: String, parentID: String)
     case markUnread(cid: ChannelCID, userID: String, from: UnreadTarget)
     /// Per channel, the newest message delivered to the user.
     case markDelivered(userID: String, latest: [DeliveredTarget])

@@ -22,6 +22,9 @@ extension ReceiptsEngine {
         for id in userIDs {
             guard let member = channels[cid]!.members.removeValue(forKey: id) else { continue }
             adjustTotals(of: id, from: member.read.unreadMessages, to: 0)
+            for unread in channels[cid]!.leaveThreads(id) {
+                adjustThreadTotals(Channel.ThreadChange(userID: id, old: unread, new: 0))
+            }
             channels[cid]!.memberOrder.removeAll { $0 == id }
             membership[id]?.remove(cid)
             // Only members may watch: the user's connections stop watching.

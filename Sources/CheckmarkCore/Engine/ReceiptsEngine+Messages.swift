@@ -9,6 +9,9 @@ extension ReceiptsEngine {
         let message = try validatedMessage(draft, in: cid, from: userID, at: now)
         channels[cid]!.append(message)
         messageChannels[message.id] = cid
+        if message.parentID != nil {
+            for change in channels[cid]!.recordReply(at: channels[cid]!.messages.count - 1) { adjustThreadTotals(change) }
+        }
         let memberOrder = channels[cid]!.memberOrder
         do {
             let members = channels[cid]!.members  // read-only snapshot for the totals; released below
@@ -38,7 +41,7 @@ extension ReceiptsEngine {
             }
             // Emitted even when no connection receives it: which events a command produces (and so
             // the journal's sequences) depends on durable state only, never on who is connected.
-            let summary = ChannelSummary(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, memberCount: channel.members.count)
+            let summary = self.summary(of: channel)
             events.append(ReceiptsEvent(
                 payload: .notificationMessageNew(message: message, sender: sender, channel: summary),
                 cid: cid, createdAt: message.createdAt, recipients: others))

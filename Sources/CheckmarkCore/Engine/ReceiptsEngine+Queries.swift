@@ -1,4 +1,40 @@
 extension ReceiptsEngine {
+    /// The channel as Stream's channel object describes it (creator, times, member count, config).
+    public func summary(of channel: Channel) -> ChannelSummary {
+        ChannelSummary(
+            cid: channel.cid, createdBy: channel.createdBy, creator: channel.createdBy.flatMap { users[$0] },
+            createdAt: channel.createdAt, lastMessageAt: channel.lastMessageAt, memberCount: channel.members.count,
+            type: type(of: channel))
+    }
+
+    /// The thread of `parentID` as a thread read's event describes it.
+    public func summary(ofThread parentID: String, in channel: Channel) -> ThreadSummary? {
+        guard let index = channel.messageIndex[parentID] else { return nil }
+        let parent = channel.messages[index]
+        let thread = channel.threads[parentID]
+        return ThreadSummary(
+            cid: channel.cid, parentID: parentID, createdBy: parent.userID, createdAt: parent.createdAt,
+            lastMessageAt: thread?.replyPositions.last.map { channel.messages[$0].createdAt },
+            replyCount: thread?.replyPositions.count ?? 0, participantCount: thread?.reads.count ?? 0, title: parent.text)
+    }
+
+    /// The user's read state in each thread it participates in with unread replies, channels in cid
+    /// order and threads in parent order.
+    public func unreadThreads(of userID: String) throws(ReceiptsError) -> [ThreadUnread] {
+        _ = try user(userID)
+        var result: [ThreadUnread] = []
+        for cid in (membership[userID] ?? []).sorted() {
+            guard let channel = channels[cid] else { continue }
+            let unread = channel.threads.values.compactMap { thread -> (Int, ThreadUnread)? in
+                guard let read = thread.reads[userID], read.unreadReplies > 0,
+                      let index = channel.messageIndex[thread.parentID] else { return nil }
+                return (index, ThreadUnread(cid: cid, parentID: thread.parentID, unreadReplies: read.unreadReplies,
+                                            lastRead: read.lastRead, lastReadMessageID: read.lastReadMessageID))
+            }
+            result += unread.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        return result
+    }
     /// Rule 10: at most ``readStateListLimit`` members, most recently added first, the viewer's own
     /// state always included; others' fields hidden where rules 6-8 say so. Members whose every field
     /// is hidden are left out.
@@ -29,7 +65,7 @@ extension ReceiptsEngine {
         let showDelivery = own || (type.deliveryEvents && user.privacy.deliveryReceipts)
         guard showRead || showDelivery else { return nil }
         let read = member.read
-        var view = ReadStateView(user: user)
+        var view = ReadStateView(user: user, memberSince: member.createdAt)
         if showRead {
             view.lastRead = read.lastRead
             view.lastReadMessageID = read.lastReadMessageID

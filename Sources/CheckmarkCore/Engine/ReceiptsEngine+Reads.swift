@@ -45,6 +45,34 @@ extension ReceiptsEngine {
         return ReceiptsOutcome(events: events)
     }
 
+    /// Reads a thread: only its participant state moves (the channel's counts do not). The channel's
+    /// watchers get `message.read` with the thread (rules 6 and 8 apply as to channel reads) and the
+    /// reader's connections `notification.mark_read` with `thread_id`. A `parentID` that is not a
+    /// message of the channel starting a thread is `invalid_argument` naming `thread_id`.
+    mutating func markThreadRead(_ cid: ChannelCID, _ userID: String, _ parentID: String, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        let reader = try user(userID)
+        let channel = try channel(cid)
+        _ = try member(userID, of: channel)
+        guard let index = channel.messageIndex[parentID], channel.messages[index].parentID == nil else {
+            throw .invalidArgument("thread_id \(parentID) is not a message of \(cid) that starts a thread")
+        }
+        guard let change = channels[cid]!.readThread(parentID, by: userID, at: now) else { return .unchanged }
+        adjustThreadTotals(change)
+        let updated = channels[cid]!
+        let read = updated.threads[parentID]!.reads[userID]!
+        var events: [ReceiptsEvent] = []
+        if type(of: updated).readEvents, let thread = summary(ofThread: parentID, in: updated) {
+            let recipients = receiptRecipients(of: updated, subject: userID, shareable: reader.privacy.readReceipts)
+            events.append(ReceiptsEvent(
+                payload: .messageRead(user: reader, lastReadMessageID: read.lastReadMessageID, thread: thread),
+                cid: cid, createdAt: read.lastRead, recipients: recipients))
+        }
+        events.append(ReceiptsEvent(
+            payload: .notificationMarkRead(user: reader, lastReadMessageID: read.lastReadMessageID, threadID: parentID),
+            cid: cid, createdAt: now, recipients: ownRecipients(of: userID, withCounts: true)))
+        return ReceiptsOutcome(events: events)
+    }
+
     mutating func markReadMany(_ userID: String, _ targets: [ChannelReadTarget]?, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         _ = try user(userID)
         let list = targets ?? (membership[userID] ?? []).sorted().map { ChannelReadTarget(cid: $0, messageID: nil) }

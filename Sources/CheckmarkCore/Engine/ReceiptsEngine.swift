@@ -54,6 +54,8 @@ public struct ReceiptsEngine: Sendable {
                 return .success(try markRead([ChannelReadTarget(cid: cid, messageID: messageID)], user: user, allChannels: false, at: now))
             case .markReadMany(let user, let targets):
                 return .success(try markReadMany(user, targets, at: now))
+            case .markThreadRead(let cid, let user, let parentID):
+                return .success(try markThreadRead(cid, user, parentID, at: now))
             case .markUnread(let cid, let user, let target): return .success(try markUnread(cid, user, target, at: now))
             case .markDelivered(let user, let latest): return .success(try markDelivered(user, latest, at: now))
             }
@@ -100,6 +102,13 @@ public struct ReceiptsEngine: Sendable {
 
     mutating func adjustTotals(of userID: String, _ change: Channel.UnreadChange?) {
         if let change { adjustTotals(of: userID, from: change.old, to: change.new) }
+    }
+
+    /// Keeps a participant's count of threads with unread replies in step with one thread's change.
+    mutating func adjustThreadTotals(_ change: Channel.ThreadChange) {
+        let (old, new) = (change.old, change.new)
+        guard (old == 0) != (new == 0) else { return }
+        totals[change.userID, default: UnreadCounts()].unreadThreads += new > 0 ? 1 : -1
     }
 
     /// Connections of `userID`, in the order they opened.

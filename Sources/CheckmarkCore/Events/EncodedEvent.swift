@@ -30,7 +30,7 @@ public struct EncodedEvent: Sendable, Hashable {
     }
 
     /// Longest possible suffix, in bytes.
-    public static let maxSuffixSize = 128
+    public static let maxSuffixSize = 160
 
     /// Appends the suffix for one recipient; one call, no intermediate strings.
     public func appendSuffix(for counts: UnreadCounts?, to out: inout [UInt8]) {
@@ -44,12 +44,15 @@ public struct EncodedEvent: Sendable, Hashable {
         Self.appendDecimal(counts.totalUnread, to: &out)
         out.append(contentsOf: Self.unreadChannelsKey)
         Self.appendDecimal(counts.unreadChannels, to: &out)
+        out.append(contentsOf: Self.unreadThreadsKey)
+        Self.appendDecimal(counts.unreadThreads, to: &out)
         out.append(UInt8(ascii: "}"))
     }
 
     private static let unreadCountKey = Array(#","unread_count":"#.utf8)
     private static let totalUnreadCountKey = Array(#","total_unread_count":"#.utf8)
     private static let unreadChannelsKey = Array(#","unread_channels":"#.utf8)
+    private static let unreadThreadsKey = Array(#","unread_threads":"#.utf8)
 
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         if value < 0 {

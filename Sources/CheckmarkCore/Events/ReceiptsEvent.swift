@@ -24,9 +24,9 @@ public struct ReceiptsEvent: Sendable, Hashable {
         switch payload {
         case .messageNew: .watchers
         case .notificationMessageNew: .nonWatchingMembers
-        case .messageRead(let user, _): user.privacy.readReceipts ? .watchers : .userWatching(user.id)
+        case .messageRead(let user, _, _): user.privacy.readReceipts ? .watchers : .userWatching(user.id)
         case .messageDelivered(let user, _, _): user.privacy.deliveryReceipts ? .watchers : .userWatching(user.id)
-        case .notificationMarkRead(let user, _), .notificationMarkUnread(let user, _, _, _, _): .user(user.id)
+        case .notificationMarkRead(let user, _, _), .notificationMarkUnread(let user, _, _, _, _): .user(user.id)
         }
     }
 }
@@ -49,10 +49,11 @@ public struct Recipient: Sendable, Hashable {
 public enum ReceiptsEventPayload: Sendable, Hashable {
     case messageNew(message: Message, sender: User, watcherCount: Int)
     case notificationMessageNew(message: Message, sender: User, channel: ChannelSummary)
-    case messageRead(user: User, lastReadMessageID: String?)
+    /// A channel read, or with `thread` a thread read.
+    case messageRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil)
     case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
-    /// `cid` on the event is nil for mark-all-read.
-    case notificationMarkRead(user: User, lastReadMessageID: String?)
+    /// `cid` on the event is nil for mark-all-read; `threadID` is set for a thread read.
+    case notificationMarkRead(user: User, lastReadMessageID: String?, threadID: String? = nil)
     case notificationMarkUnread(
         user: User, firstUnreadMessageID: String, lastReadMessageID: String?, lastReadAt: Timestamp,
         unreadMessages: Int)
@@ -79,26 +80,11 @@ public enum ReceiptsEventPayload: Sendable, Hashable {
     /// The user whose receipt this event reveals, for read and delivery events.
     public var receiptSubject: String? {
         switch self {
-        case .messageRead(let user, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _),
+        case .messageRead(let user, _, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _, _),
             .notificationMarkUnread(let user, _, _, _, _):
             user.id
         case .messageNew, .notificationMessageNew:
             nil
         }
-    }
-}
-
-/// The channel fields a `notification.message_new` carries.
-public struct ChannelSummary: Sendable, Hashable {
-    public var cid: ChannelCID
-    public var createdBy: String?
-    public var createdAt: Timestamp
-    public var memberCount: Int
-
-    public init(cid: ChannelCID, createdBy: String?, createdAt: Timestamp, memberCount: Int) {
-        self.cid = cid
-        self.createdBy = createdBy
-        self.createdAt = createdAt
-        self.memberCount = memberCount
     }
 }

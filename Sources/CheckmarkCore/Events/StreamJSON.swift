@@ -1,8 +1,32 @@
-/// Entities in Stream Chat's JSON shapes (field names exactly as Stream's clients read them).
+/// Entities in Stream Chat's JSON shapes (field names exactly as Stream's clients read them). Every
+/// field Stream's API description marks required is written, features Checkmark does not have in
+/// their empty form (`mutes: []`, `banned: false`), so that clients that dereference them work.
 public enum StreamJSON {
-    /// A user as others see it (no privacy settings).
-    public static func write(user: User, into writer: inout JSONWriter, includePrivacy: Bool = false) {
+    /// A user (`UserResponse`): reserved fields, the custom fields both at the top level (where
+    /// Stream's SDKs read them) and under `custom`, and the empty forms of what Checkmark does not
+    /// track. `online` is whether the user has a connection open, where the caller knows it.
+    public static func write(user: User, into writer: inout JSONWriter, includePrivacy: Bool = false, online: Bool = false) {
         writer.beginObject()
+        writeUserFields(user, into: &writer, includePrivacy: includePrivacy, online: online)
+        writer.endObject()
+    }
+
+    /// The connected user as `health.check`'s `me` (`OwnUserResponse`): the user with privacy
+    /// settings, its totals, and the empty lists the SDKs copy into the client (mutes, channel mutes,
+    /// devices).
+    public static func write(ownUser user: User, counts: UnreadCounts, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writeUserFields(user, into: &writer, includePrivacy: true, online: true)
+        writer.field("invisible", false)
+        for empty in ["devices", "mutes", "channel_mutes"] { writeEmptyArray(empty, into: &writer) }
+        writer.field("total_unread_count", counts.totalUnread)
+        writer.field("unread_count", counts.totalUnread)
+        writer.field("unread_channels", counts.unreadChannels)
+        writer.field("unread_threads", counts.unreadThreads)
+        writer.endObject()
+    }
+
+    private static func writeUserFields(_ user: User, into writer: inout JSONWriter, includePrivacy: Bool, online: Bool) {
         writer.field("id", user.id)
         writer.fieldIfPresent("name", user.name)
         writer.fieldIfPresent("image", user.image)
@@ -11,10 +35,16 @@ public enum StreamJSON {
             writer.key(key)
             writer.value(value)
         }
+        writer.key("custom")
+        writer.value(.object(user.custom))
+        writer.field("banned", false)
+        writer.field("online", online)
+        writer.field("language", "")
+        writeEmptyArray("teams", into: &writer)
+        writeEmptyArray("blocked_user_ids", into: &writer)
         if includePrivacy { write(privacy: user.privacy, into: &writer) }
         writer.field("created_at", user.createdAt)
         writer.field("updated_at", user.updatedAt)
-        writer.endObject()
     }
 
     public static func write(privacy: PrivacySettings, into writer: inout JSONWriter) {
@@ -31,18 +61,16 @@ public enum StreamJSON {
         writer.endObject()
     }
 
-    public static func write(message: Message, sender: User?, into writer: inout JSONWriter) {
+    /// A message (`MessageResponse`). `replyCount` is the thread's size for a parent message (0 in the
+    /// event that announces a new message).
+    public static func write(message: Message, sender: User?, replyCount: Int = 0, into writer: inout JSONWriter) {
         writer.beginObject()
         writer.field("id", message.id)
         writer.field("text", message.text)
         writer.field("html", "")
         writer.field("type", message.kind.rawValue)
         writer.key("user")
-        if let sender { write(user: sender, into: &writer) } else {
-            writer.beginObject()
-            writer.field("id", message.userID)
-            writer.endObject()
-        }
+        write(user: sender ?? User(id: message.userID), into: &writer)
         writer.field("cid", message.cid.description)
         writer.field("created_at", message.createdAt)
         writer.field("updated_at", message.createdAt)
@@ -51,15 +79,99 @@ public enum StreamJSON {
             writer.field("show_in_channel", message.showInChannel)
         }
         writer.field("silent", message.silent)
-        for empty in ["attachments", "mentioned_users", "latest_reactions", "own_reactions"] {
-            writer.key(empty)
-            writer.beginArray()
-            writer.endArray()
+        for empty in ["attachments", "mentioned_users", "latest_reactions", "own_reactions", "restricted_visibility"] {
+            writeEmptyArray(empty, into: &writer)
         }
-        writer.key("reaction_counts")
+        for empty in ["reaction_counts", "reaction_scores", "custom"] {
+            writer.key(empty)
+            writer.beginObject()
+            writer.endObject()
+        }
+        writer.field("reply_count", replyCount)
+        writer.field("deleted_reply_count", 0)
+        writer.field("mentioned_channel", false)
+        writer.field("mentioned_here", false)
+        writer.field("pinned", false)
+        writer.field("shadowed", false)
+        writer.endObject()
+    }
+
+    /// A channel (`ChannelResponse`) with its type's config (`ChannelConfigWithInfo`): the receipt
+    /// flags are the type's; the features Checkmark does not have are off.
+    public static func write(channel: ChannelSummary, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("id", channel.cid.id)
+        writer.field("type", channel.cid.type)
+        writer.field("cid", channel.cid.description)
+        if let createdBy = channel.createdBy {
+            writer.key("created_by")
+            write(user: channel.creator ?? User(id: createdBy), into: &writer)
+        }
+        writer.field("created_at", channel.createdAt)
+        writer.field("updated_at", channel.createdAt)
+        if let last = channel.lastMessageAt { writer.field("last_message_at", last) }
+        writer.field("member_count", channel.memberCount)
+        writer.field("disabled", false)
+        writer.field("frozen", false)
+        writer.key("custom")
         writer.beginObject()
         writer.endObject()
-        writer.field("reply_count", 0)
+        writer.key("own_capabilities")
+        writer.beginArray()
+        for capability in ownCapabilities(of: channel.type) { writer.value(.string(capability)) }
+        writer.endArray()
+        writer.key("config")
+        write(config: channel.type, into: &writer)
+        writer.endObject()
+    }
+
+    /// What a member may do in a channel of `type`, in Stream's capability names: read and send
+    /// messages and replies, and the receipts the type has on.
+    public static func ownCapabilities(of type: ChannelType) -> [String] {
+        var capabilities = ["read-channel", "send-message", "send-reply", "quote-message"]
+        if type.readEvents { capabilities.append("read-events") }
+        if type.deliveryEvents { capabilities.append("delivery-events") }
+        return capabilities
+    }
+
+    /// A channel type's config as Stream's `ChannelConfigWithInfo`.
+    public static func write(config type: ChannelType, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("name", type.name)
+        writer.field("read_events", type.readEvents)
+        writer.field("delivery_events", type.deliveryEvents)
+        writer.field("replies", true)
+        for off in ["typing_events", "connect_events", "custom_events", "count_messages", "mark_messages_pending", "mutes",
+                    "polls", "push_notifications", "quotes", "reactions", "reminders", "search", "shared_locations",
+                    "skip_last_msg_update_for_system_msgs", "uploads", "url_enrichment", "user_message_reminders"] {
+            writer.field(off, false)
+        }
+        writer.field("max_message_length", ReceiptsEngine.maxMessageTextBytes)
+        writer.field("message_retention", "infinite")
+        writer.field("automod", "disabled")
+        writer.field("automod_behavior", "flag")
+        writeEmptyArray("commands", into: &writer)
+        writer.field("created_at", type.createdAt)
+        writer.field("updated_at", type.updatedAt)
+        writer.endObject()
+    }
+
+    /// A thread as a thread read's `message.read` carries it (Stream's `ThreadResponse` fields).
+    public static func write(thread: ThreadSummary, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("channel_cid", thread.cid.description)
+        writer.field("parent_message_id", thread.parentID)
+        writer.field("created_by_user_id", thread.createdBy)
+        writer.field("title", thread.title)
+        writer.field("reply_count", thread.replyCount)
+        writer.field("participant_count", thread.participantCount)
+        writer.field("active_participant_count", thread.participantCount)
+        writer.field("created_at", thread.createdAt)
+        writer.field("updated_at", thread.lastMessageAt ?? thread.createdAt)
+        if let last = thread.lastMessageAt { writer.field("last_message_at", last) }
+        writer.key("custom")
+        writer.beginObject()
+        writer.endObject()
         writer.endObject()
     }
 
@@ -67,19 +179,26 @@ public enum StreamJSON {
         writer.beginObject()
         writer.key("user")
         write(user: view.user, into: &writer)
-        if let lastRead = view.lastRead { writer.field("last_read", lastRead) }
+        // Hidden read fields (rules 6, 8) read as "nothing read since joining": Stream requires both.
+        writer.field("last_read", view.lastRead ?? view.memberSince)
         writer.fieldIfPresent("last_read_message_id", view.lastReadMessageID)
-        if let unread = view.unreadMessages { writer.field("unread_messages", unread) }
+        writer.field("unread_messages", view.unreadMessages ?? 0)
         writer.fieldIfPresent("first_unread_message_id", view.firstUnreadMessageID)
         if let at = view.lastDeliveredAt { writer.field("last_delivered_at", at) }
         writer.fieldIfPresent("last_delivered_message_id", view.lastDeliveredMessageID)
         writer.endObject()
     }
 
+    static func writeEmptyArray(_ name: String, into writer: inout JSONWriter) {
+        writer.key(name)
+        writer.beginArray()
+        writer.endArray()
+    }
+
     /// Encodes an event once for all its recipients. `channelSeq`, the event's place in its channel's
     /// journal, goes out as `channel_seq`: what a client passes back to resume the channel.
     public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil) -> EncodedEvent {
-        var writer = JSONWriter(capacity: 512)
+        var writer = JSONWriter(capacity: 1024)
         writer.beginObject()
         writer.field("type", event.type)
         if let cid = event.cid {
@@ -89,6 +208,9 @@ public enum StreamJSON {
         }
         if let channelSeq { writer.field("channel_seq", Int(channelSeq)) }
         writer.field("created_at", event.createdAt)
+        writer.key("custom")
+        writer.beginObject()
+        writer.endObject()
         switch event.payload {
         case .messageNew(let message, let sender, let watcherCount):
             writer.field("message_id", message.id)
@@ -101,28 +223,29 @@ public enum StreamJSON {
             writer.field("message_id", message.id)
             writer.key("message")
             write(message: message, sender: sender, into: &writer)
+            writer.key("user")
+            write(user: sender, into: &writer)
             writer.key("channel")
-            writer.beginObject()
-            writer.field("id", channel.cid.id)
-            writer.field("type", channel.cid.type)
-            writer.field("cid", channel.cid.description)
-            writer.fieldIfPresent("created_by_id", channel.createdBy)
-            writer.field("created_at", channel.createdAt)
-            writer.field("member_count", channel.memberCount)
-            writer.endObject()
-        case .messageRead(let user, let lastReadMessageID):
+            write(channel: channel, into: &writer)
+            writer.field("watcher_count", 0)
+        case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
             write(user: user, into: &writer)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
+            if let thread {
+                writer.key("thread")
+                write(thread: thread, into: &writer)
+            }
         case .messageDelivered(let user, let messageID, let at):
             writer.key("user")
             write(user: user, into: &writer)
             writer.field("last_delivered_message_id", messageID)
             writer.field("last_delivered_at", at)
-        case .notificationMarkRead(let user, let lastReadMessageID):
+        case .notificationMarkRead(let user, let lastReadMessageID, let threadID):
             writer.key("user")
             write(user: user, into: &writer)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
+            writer.fieldIfPresent("thread_id", threadID)
         case .notificationMarkUnread(let user, let firstUnread, let lastReadMessageID, let lastReadAt, let unread):
             writer.key("user")
             write(user: user, into: &writer)

@@ -82,6 +82,7 @@ extension Channel {
     /// Appends a message; every member it counts for (rule 4) gets one more unread.
     mutating func append(_ message: Message) {
         messageIndex[message.id] = messages.count
+        if message.isChannelMessage { channelMessagePositions.append(messages.count) }
         messages.append(message)
         for memberID in memberOrder where message.countsAsUnread(for: memberID) {
             members[memberID]!.read.unreadMessages += 1

@@ -10,6 +10,11 @@ public struct Channel: Sendable {
     /// All messages, channel messages and thread replies, in `createdAt` order.
     public var messages: [Message] = []
     public var messageIndex: [String: Int] = [:]
+    /// Positions of the channel messages (not thread-only replies) in ``messages``, oldest first:
+    /// what channel queries page through. Derived (rebuilt on restore).
+    public internal(set) var channelMessagePositions: [Int] = []
+    /// Threads by their parent message's id, with their participants' read states.
+    public var threads: [String: MessageThread] = [:]
     /// Connections watching, in the order they started, with their users.
     public private(set) var watchers: [Watcher] = []
     public private(set) var watcherSet: Set<String> = []

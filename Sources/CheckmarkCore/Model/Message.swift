@@ -42,4 +42,10 @@ public struct Message: Sendable, Hashable {
     public func countsAsUnread(for userID: String) -> Bool {
         self.userID != userID && !isThreadOnly && !silent
     }
+
+    /// Whether this reply counts as an unread reply of its thread for `userID` when it lies after their
+    /// thread read pointer: replies from others that are not silent (`show_in_channel` ones included).
+    public func countsAsUnreadReply(for userID: String) -> Bool {
+        self.userID != userID && !silent
+    }
 }

@@ -4,9 +4,12 @@ public struct UnreadCounts: Sendable, Hashable {
     public var totalUnread: Int
     /// Channels with at least one unread message (`unread_channels`).
     public var unreadChannels: Int
+    /// Threads with at least one unread reply (`unread_threads`).
+    public var unreadThreads: Int
 
-    public init(totalUnread: Int = 0, unreadChannels: Int = 0) {
+    public init(totalUnread: Int = 0, unreadChannels: Int = 0, unreadThreads: Int = 0) {
         self.totalUnread = totalUnread
         self.unreadChannels = unreadChannels
+        self.unreadThreads = unreadThreads
     }
 }

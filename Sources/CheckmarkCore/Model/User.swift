@@ -34,6 +34,7 @@ public struct User: Sendable, Hashable {
     /// Field names a user object reserves; custom fields may not use them.
     public static let reservedFields: Set<String> = [
         "id", "name", "image", "privacy_settings", "role", "created_at", "updated_at", "online",
-        "unread_count", "total_unread_count", "unread_channels",
+        "unread_count", "total_unread_count", "unread_channels", "unread_threads", "custom", "banned", "language",
+        "teams", "blocked_user_ids", "invisible", "devices", "mutes", "channel_mutes",
     ]
 }

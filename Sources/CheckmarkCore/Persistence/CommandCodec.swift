@@ -25,6 +25,7 @@ public enum CommandCodec {
         case .sendMessage: "send_message"
         case .markRead: "mark_read"
         case .markReadMany: "mark_read_many"
+        case .markThreadRead: "mark_thread_read"
         case .markUnread: "mark_unread"
         case .markDelivered: "mark_delivered"
         }
@@ -89,6 +90,10 @@ public enum CommandCodec {
             w.field("cid", cid.description)
             w.field("user_id", user)
             w.fieldIfPresent("message_id", messageID)
+        case .markThreadRead(let cid, let user, let parentID):
+            w.field("cid", cid.description)
+            w.field("user_id", user)
+            w.field("thread_id", parentID)
         case .markReadMany(let user, let targets):
             w.field("user_id", user)
             if let targets {
@@ -169,6 +174,8 @@ public enum CommandCodec {
             return .sendMessage(cid: try cid(json), userID: try string(json, "user_id"), draft: draft)
         case "mark_read":
             return .markRead(cid: try cid(json), userID: try string(json, "user_id"), messageID: json["message_id"]?.stringValue)
+        case "mark_thread_read":
+            return .markThreadRead(cid: try cid(json), userID: try string(json, "user_id"), parentID: try string(json, "thread_id"))
         case "mark_read_many":
             var targets: [ChannelReadTarget]?
             if let pairs = json["read_by_channel"]?.objectValue {

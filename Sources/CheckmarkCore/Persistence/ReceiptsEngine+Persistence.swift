@@ -12,6 +12,12 @@ extension ReceiptsEngine {
                 channel.messageIndex[message.id] = index
                 messageChannels[message.id] = channel.cid
             }
+            channel.rebuildDerivedLists()
+            for thread in channel.threads.values {
+                for (userID, read) in thread.reads where read.unreadReplies > 0 {
+                    adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
+                }
+            }
             for userID in channel.memberOrder {
                 let position = channel.members[userID]!.read.readPosition
                 let unread = channel.countUnread(for: userID, from: position)
@@ -62,6 +68,17 @@ extension ReceiptsEngine {
                 footprint.messages.insert(.init(cid: cid, position: channel.messages.count - 1))
             }
             footprint.members.insert(.init(cid: cid, userID: userID))
+            if let channel = channels[cid], let reply = channel.messages.last, reply.userID == userID,
+               let parentID = reply.parentID, let thread = channel.threads[parentID] {
+                // The author's pointer moved; a new thread adds its parent's author too.
+                for participant in [userID, channel.messageIndex[parentID].map { channel.messages[$0].userID }] {
+                    if let participant, thread.reads[participant] != nil {
+                        footprint.threadReads.insert(.init(cid: cid, parentID: parentID, userID: participant))
+                    }
+                }
+            }
+        case .markThreadRead(let cid, let userID, let parentID):
+            footprint.threadReads.insert(.init(cid: cid, parentID: parentID, userID: userID))
         case .markRead(let cid, let userID, _), .markUnread(let cid, let userID, _):
             footprint.members.insert(.init(cid: cid, userID: userID))
         case .markReadMany(let userID, let targets):

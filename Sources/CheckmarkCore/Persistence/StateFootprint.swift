@@ -21,19 +21,33 @@ public struct StateFootprint: Sendable, Hashable {
         }
     }
 
+    /// One participant's read state in one thread.
+    public struct ThreadReadKey: Sendable, Hashable {
+        public var cid: ChannelCID
+        public var parentID: String
+        public var userID: String
+        public init(cid: ChannelCID, parentID: String, userID: String) {
+            self.cid = cid
+            self.parentID = parentID
+            self.userID = userID
+        }
+    }
+
     public var users: Set<String> = []
     public var channelTypes: Set<String> = []
     /// Channels whose row and whole member list (order included) are rewritten.
     public var channels: Set<ChannelCID> = []
     public var members: Set<MemberKey> = []
     public var messages: Set<MessageKey> = []
+    /// Thread read states (a rewritten channel rewrites all of its own).
+    public var threadReads: Set<ThreadReadKey> = []
     /// The generated-id counter and the clock.
     public var counters = false
 
     public init() {}
 
     public var isEmpty: Bool {
-        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && !counters
+        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && threadReads.isEmpty && !counters
     }
 
     /// Adds another command's rows (a batch writes the union once).
@@ -43,6 +57,7 @@ public struct StateFootprint: Sendable, Hashable {
         channels.formUnion(other.channels)
         members.formUnion(other.members)
         messages.formUnion(other.messages)
+        threadReads.formUnion(other.threadReads)
         counters = counters || other.counters
     }
 }

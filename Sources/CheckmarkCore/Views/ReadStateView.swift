@@ -2,6 +2,9 @@
 /// (rules 6-8) are nil.
 public struct ReadStateView: Sendable, Hashable {
     public var user: User
+    /// When the member joined: what a hidden read state shows as `last_read` (Stream requires the
+    /// field), so that nothing appears read and nothing about the member's reading is revealed.
+    public var memberSince: Timestamp
     public var lastRead: Timestamp?
     public var lastReadMessageID: String?
     public var unreadMessages: Int?
@@ -9,9 +12,10 @@ public struct ReadStateView: Sendable, Hashable {
     public var lastDeliveredAt: Timestamp?
     public var lastDeliveredMessageID: String?
 
-    public init(user: User, lastRead: Timestamp? = nil, lastReadMessageID: String? = nil, unreadMessages: Int? = nil,
+    public init(user: User, memberSince: Timestamp = Timestamp(rawValue: 0), lastRead: Timestamp? = nil, lastReadMessageID: String? = nil, unreadMessages: Int? = nil,
                 firstUnreadMessageID: String? = nil, lastDeliveredAt: Timestamp? = nil, lastDeliveredMessageID: String? = nil) {
         self.user = user
+        self.memberSince = memberSince
         self.lastRead = lastRead
         self.lastReadMessageID = lastReadMessageID
         self.unreadMessages = unreadMessages

@@ -10,13 +10,15 @@ public enum APIRoute: String, CaseIterable, Sendable {
     // Channels. Literal segments come before `{id}` so that `/channels/{type}/query` is not an update.
     case queryChannels, markAllRead, markDelivered, queryDistinctChannel, queryChannel, updateChannel
     // Messages and confirmations in a channel.
-    case sendMessage, markRead, markUnread, messageReceipts
+    case sendMessage, markRead, markUnread, stopWatching, messageReceipts
+    // Threads.
+    case replies
     // Unread counts.
     case unreadCounts
 
     public var method: String {
         switch self {
-        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts: "GET"
+        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies: "GET"
         case .updateUsersPartial: "PATCH"
         case .updateChannelType: "PUT"
         default: "POST"
@@ -42,6 +44,8 @@ public enum APIRoute: String, CaseIterable, Sendable {
         case .sendMessage: "/channels/{type}/{id}/message"
         case .markRead: "/channels/{type}/{id}/read"
         case .markUnread: "/channels/{type}/{id}/unread"
+        case .stopWatching: "/channels/{type}/{id}/stop-watching"
+        case .replies: "/messages/{parent_id}/replies"
         case .messageReceipts: "/channels/{type}/{id}/messages/{message_id}/receipts"
         case .unreadCounts: "/unread"
         }

@@ -28,8 +28,8 @@ extension RESTAPI {
             members.append(acting)
         }
         let initialMembers = members
-        let messageLimit = try Self.limit(call.body["messages"]?["limit"], field: "messages.limit",
-                                          default: ResultJSON.defaultMessageLimit, max: ResultJSON.maxMessageLimit)
+        let messages = try MessagePagination.parse(call.body["messages"], prefix: "messages.",
+                                                   defaultLimit: ResultJSON.defaultMessageLimit, maxLimit: ResultJSON.maxMessageLimit)
         let watchConnection = try RequestFields.optionalBool(call.body, "watch") == true ? try call.connectionID() : nil
         let caller = call.caller
         let service = self.service
@@ -55,7 +55,7 @@ extension RESTAPI {
         }
         .flatMap { _ in
             service.read { engine in
-                try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit,
+                try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messages: messages,
                                             watcherCount: service.clusterWatcherCount(cid))
             }
         }
@@ -108,7 +108,7 @@ extension RESTAPI {
                 w.beginArray()
                 for id in channel.memberOrder.reversed().prefix(ResultJSON.memberListLimit) {
                     guard let member = channel.members[id], let user = engine.users[id] else { continue }
-                    ResultJSON.writeMember(member, user: user, into: &w)
+                    ResultJSON.writeMember(member, user: user, engine: engine, into: &w)
                 }
                 w.endArray()
                 w.endObject()
@@ -152,7 +152,8 @@ extension RESTAPI {
                 w.key("channels")
                 w.beginArray()
                 for cid in cids {
-                    try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit,
+                    try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer,
+                                                     messages: MessagePagination(limit: messageLimit),
                                                      watcherCount: service.clusterWatcherCount(cid), into: &w)
                 }
                 w.endArray()
@@ -168,5 +169,57 @@ extension RESTAPI {
         guard let number = value.intValue, number >= 0 else { throw .invalid("\(field) must be a non-negative integer") }
         guard number <= max else { throw .invalid("\(field) must be at most \(max)") }
         return number
+    }
+}
+
+/// Watching over REST and a thread's replies.
+extension RESTAPI {
+    /// `POST /channels/{type}/{id}/stop-watching` with a `connection_id` (query or body): that
+    /// connection stops receiving the channel's events (a member's connection then gets
+    /// `notification.message_new` instead). A user token may name only its own connections (403).
+    func stopWatching(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        let cid = try call.cid()
+        guard let connectionID = try call.connectionID() else { throw .invalid("connection_id is required") }
+        let caller = call.caller
+        let service = self.service
+        return service.read { engine -> Bool in
+            if case .user(let user) = caller, let owner = engine.connections[connectionID], owner != user {
+                throw WireError.forbidden("connection \(connectionID) belongs to another user")
+            }
+            return true
+        }
+        .flatMap { _ in service.submit(.stopWatching(connectionID: connectionID, cid: cid)) }
+        .map { _ in Self.emptyObject }
+    }
+
+    /// Most replies one page may ask for, and the default.
+    static let maxRepliesPerPage = 300
+    static let defaultRepliesPerPage = 25
+
+    /// `GET /messages/{parent_id}/replies`: the thread's replies, paged like a channel's messages
+    /// (`limit`, `id_lt`, `id_gt`, ... in the query) and oldest first. A user token must be a member of
+    /// the channel (403); an unknown parent is 404; a reply as parent is 400 (threads do not nest).
+    func replies(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        let parentID = call.parameters["parent_id"] ?? ""
+        let pagination = try MessagePagination.parse(query: call.query, defaultLimit: Self.defaultRepliesPerPage, maxLimit: Self.maxRepliesPerPage)
+        let caller = call.caller
+        return service.read { engine in
+            guard let cid = engine.messageChannels[parentID], let channel = engine.channels[cid],
+                  let index = channel.messageIndex[parentID] else { throw ReceiptsError.unknownMessage(parentID) }
+            if case .user(let user) = caller, channel.members[user] == nil {
+                throw WireError.forbidden("\(user) is not a member of \(cid)")
+            }
+            guard channel.messages[index].parentID == nil else {
+                throw WireError.invalid("parent_id \(parentID) is itself a reply; threads do not nest")
+            }
+            let positions = channel.threads[parentID]?.replyPositions ?? []
+            let page = try pagination.page(of: positions, in: channel.messages, index: channel.messageIndex)
+            var w = JSONWriter()
+            w.beginObject()
+            w.key("messages")
+            ResultJSON.writeMessages(page, of: channel, engine: engine, into: &w)
+            w.endObject()
+            return w.bytes
+        }
     }
 }

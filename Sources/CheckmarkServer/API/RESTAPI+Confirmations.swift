@@ -16,29 +16,32 @@ extension RESTAPI {
         let author = try call.caller.requiredActor(named: inMessage ?? inBody)
         let service = self.service
         return service.submit(.sendMessage(cid: cid, userID: author, draft: draft)).flatMap { outcome in
-            service.read { engine in
-                guard case .message(let sent) = outcome.result else { return ResultJSON.message(outcome) }
-                var w = JSONWriter()
-                w.beginObject()
-                w.key("message")
-                StreamJSON.write(message: sent, sender: engine.users[sent.userID], into: &w)
-                w.endObject()
-                return w.bytes
-            }
+            service.read { engine in ResultJSON.message(outcome, engine: engine) }
         }
     }
 
-    /// `POST /channels/{type}/{id}/read`, optionally up to `message_id`. Answers `{"event": ...}`: the
-    /// reader's read state after the call, in `message.read`'s shape.
+    /// `POST /channels/{type}/{id}/read`, optionally up to `message_id`, or with `thread_id` the thread
+    /// of that message (only the thread's read state moves). Answers `{"event": ...}`: the reader's read
+    /// state after the call, in `message.read`'s shape (with `thread_id` for a thread).
     func markRead(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         let cid = try call.cid()
         let reader = try call.caller.requiredActor(named: try RESTCaller.named(in: call.body))
-        let messageID = try RequestFields.optionalString(call.body, "message_id")
+        let scope = try RequestFields.readScope(call.body)
+        let command: ReceiptsCommand = switch scope {
+        case .channel(let messageID): .markRead(cid: cid, userID: reader, messageID: messageID)
+        case .thread(let parentID): .markThreadRead(cid: cid, userID: reader, parentID: parentID)
+        }
         let service = self.service
-        return service.submit(.markRead(cid: cid, userID: reader, messageID: messageID)).flatMap { _ in
+        return service.submit(command).flatMap { _ in
             service.read { engine in
                 guard let channel = engine.channels[cid], let user = engine.users[reader],
-                      let read = channel.members[reader]?.read else { throw ReceiptsError.notAMember(user: reader, cid: cid) }
+                      var read = channel.members[reader]?.read else { throw ReceiptsError.notAMember(user: reader, cid: cid) }
+                var threadID: String?
+                if case .thread(let parentID) = scope, let threadRead = channel.threads[parentID]?.reads[reader] {
+                    threadID = parentID
+                    read.lastReadMessageID = threadRead.lastReadMessageID
+                    read.lastRead = threadRead.lastRead
+                }
                 var w = JSONWriter()
                 w.beginObject()
                 w.key("event")
@@ -50,6 +53,7 @@ extension RESTAPI {
                 w.key("user")
                 StreamJSON.write(user: user, into: &w)
                 w.fieldIfPresent("last_read_message_id", read.lastReadMessageID)
+                w.fieldIfPresent("thread_id", threadID)
                 w.field("created_at", read.lastRead)
                 w.endObject()
                 w.endObject()
@@ -115,7 +119,7 @@ extension RESTAPI {
     }
 
     /// `GET /unread` (`?user_id=` for server tokens): Stream's unread counts: the total, per channel
-    /// (`channel_id` is the cid) and per channel type.
+    /// (`channel_id` is the cid), per channel type, and the threads with unread replies.
     func unreadCounts(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         let user = try call.caller.requiredActor(named: call.query["user_id"])
         return service.read { engine in
@@ -129,7 +133,7 @@ extension RESTAPI {
             w.beginObject()
             w.field("total_unread_count", channels.reduce(0) { $0 + $1.unreadMessages })
             w.field("total_unread_channels", channels.count { $0.unreadMessages > 0 })
-            w.field("total_unread_threads_count", 0)
+            w.field("total_unread_threads_count", engine.counts(for: user).unreadThreads)
             w.key("channels")
             w.beginArray()
             for channel in channels {
@@ -152,6 +156,16 @@ extension RESTAPI {
             w.endArray()
             w.key("threads")
             w.beginArray()
+            for thread in try engine.unreadThreads(of: user) {
+                w.beginObject()
+                w.field("parent_message_id", thread.parentID)
+                w.field("channel_cid", thread.cid.description)
+                w.field("unread_count", thread.unreadReplies)
+                w.field("last_read", thread.lastRead)
+                // Stream requires the field: empty while no reply was read.
+                w.field("last_read_message_id", thread.lastReadMessageID ?? "")
+                w.endObject()
+            }
             w.endArray()
             w.endObject()
             return w.bytes

@@ -64,7 +64,9 @@ struct RESTAPI: Sendable {
         case .markUnread: try markUnread(call)
         case .markAllRead: try markAllRead(call)
         case .markDelivered: try markDelivered(call)
+        case .stopWatching: try stopWatching(call)
         case .messageReceipts: try messageReceipts(call)
+        case .replies: try replies(call)
         case .unreadCounts: try unreadCounts(call)
         case .connect, .healthz, .readyz, .metrics: throw .notFound("\(route.template) is not a REST route")
         }

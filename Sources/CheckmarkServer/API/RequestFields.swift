@@ -96,8 +96,28 @@ enum RequestFields {
         }
     }
 
+    /// What a mark read reads (the body of `POST /channels/{type}/{id}/read` or a `mark_read` command).
+    enum ReadScope {
+        /// The channel, up to `message_id` or everything.
+        case channel(messageID: String?)
+        /// The thread of `thread_id`, up to its newest reply.
+        case thread(parentID: String)
+    }
+
+    /// `message_id` or `thread_id` (not both: a thread read moves only the thread's state).
+    static func readScope(_ object: JSONValue) throws(WireError) -> ReadScope {
+        let messageID = try optionalString(object, "message_id")
+        guard let threadID = try optionalString(object, "thread_id") else { return .channel(messageID: messageID) }
+        guard !threadID.isEmpty else { throw .invalid("thread_id must not be empty") }
+        guard messageID == nil else { throw .invalid("message_id and thread_id cannot be combined: a thread read reads the whole thread") }
+        return .thread(parentID: threadID)
+    }
+
     /// Where mark unread starts: `message_id`, or else `message_timestamp` (RFC 3339).
     static func unreadTarget(_ object: JSONValue) throws(WireError) -> UnreadTarget {
+        if let value = object["thread_id"], value != .null {
+            throw .invalid("thread_id: marking a thread unread is not supported; mark unread takes a channel message")
+        }
         if let id = try optionalString(object, "message_id") { return .message(id) }
         if let text = try optionalString(object, "message_timestamp") {
             guard let time = Timestamp(rfc3339: text) else { throw .invalid("message_timestamp must be an RFC 3339 time") }

@@ -2,13 +2,13 @@ import CheckmarkCore
 
 /// The JSON results the gateway's replies and the REST API share.
 enum ResultJSON {
-    /// `{"message": ...}` for a send-message outcome.
-    @Sendable static func message(_ outcome: ReceiptsOutcome) -> [UInt8] {
+    /// `{"message": ...}` for a send-message outcome, the author's profile included.
+    static func message(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         if case .message(let message) = outcome.result {
             w.key("message")
-            StreamJSON.write(message: message, sender: nil, into: &w)
+            StreamJSON.write(message: message, sender: engine.users[message.userID], into: &w)
         }
         w.endObject()
         return w.bytes
@@ -22,22 +22,26 @@ enum ResultJSON {
     static let maxMessageLimit = 300
 
     /// The watch reply and a channel query's answer: the channel, its members (at most
-    /// ``memberListLimit``, most recently added first), its latest messages, the read states as the
-    /// viewer may see them (rule 10) and the watcher count. An empty viewer is a third party (a
-    /// server-side call naming no user): privacy applies to every member.
+    /// ``memberListLimit``, most recently added first), the page of its channel messages that
+    /// `messages` selects (thread-only replies are never among them), the read states as the viewer may
+    /// see them (rule 10), the viewer's membership and the watcher count. An empty viewer is a third
+    /// party (a server-side call naming no user): privacy applies to every member.
     /// `watcherCount`: the whole cluster's (``ReceiptsService/clusterWatcherCount(_:)``); the engine's
-    /// own count when nil.
-    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int = defaultMessageLimit,
+    /// own count when nil. A paging cursor naming no message of the channel is `invalid_argument`.
+    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
+                             messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
                              watcherCount: Int? = nil) throws -> [UInt8] {
         var w = JSONWriter()
-        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messageLimit: messageLimit, watcherCount: watcherCount, into: &w)
+        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: messages, watcherCount: watcherCount, into: &w)
         return w.bytes
     }
 
-    static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messageLimit: Int, watcherCount: Int? = nil,
-                                  into w: inout JSONWriter) throws {
+    static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messages pagination: MessagePagination,
+                                  watcherCount: Int? = nil, into w: inout JSONWriter) throws {
         let reads = try engine.readStates(of: cid, viewer: viewer)
         guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
+        let page = try pagination.page(of: channel.channelMessagePositions, in: channel.messages, index: channel.messageIndex,
+                                       prefix: "messages.")
         w.beginObject()
         w.key("channel")
         writeChannel(channel, engine: engine, into: &w)
@@ -45,63 +49,60 @@ enum ResultJSON {
         w.beginArray()
         for id in channel.memberOrder.reversed().prefix(memberListLimit) {
             guard let member = channel.members[id], let user = engine.users[id] else { continue }
-            writeMember(member, user: user, into: &w)
+            writeMember(member, user: user, engine: engine, into: &w)
         }
         w.endArray()
+        if let member = channel.members[viewer], let user = engine.users[viewer] {
+            w.key("membership")
+            writeMember(member, user: user, engine: engine, into: &w)
+        }
         w.field("watcher_count", watcherCount ?? channel.watchingUsers.count)
         w.key("read")
         w.beginArray()
         for view in reads { StreamJSON.write(readState: view, into: &w) }
         w.endArray()
         w.key("messages")
+        writeMessages(page, of: channel, engine: engine, into: &w)
+        for empty in ["pinned_messages", "threads", "watchers"] {
+            w.key(empty)
+            w.beginArray()
+            w.endArray()
+        }
+        w.endObject()
+    }
+
+    /// The messages at `positions` of `channel`, each with its author and its thread's reply count.
+    static func writeMessages(_ positions: some Sequence<Int>, of channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
         w.beginArray()
-        for message in channel.messages.suffix(messageLimit) {
-            StreamJSON.write(message: message, sender: engine.users[message.userID], into: &w)
+        for position in positions {
+            let message = channel.messages[position]
+            StreamJSON.write(message: message, sender: engine.users[message.userID],
+                             replyCount: channel.threads[message.id]?.replyPositions.count ?? 0, into: &w)
         }
         w.endArray()
-        w.endObject()
     }
 
-    /// Stream's channel object: ids, creator, times, member count and the type's receipt config.
+    /// Stream's channel object (``StreamJSON/write(channel:into:)``).
     static func writeChannel(_ channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
-        w.beginObject()
-        w.field("id", channel.cid.id)
-        w.field("type", channel.cid.type)
-        w.field("cid", channel.cid.description)
-        if let creator = channel.createdBy {
-            w.key("created_by")
-            if let user = engine.users[creator] { StreamJSON.write(user: user, into: &w) } else {
-                w.beginObject()
-                w.field("id", creator)
-                w.endObject()
-            }
-        }
-        w.field("created_at", channel.createdAt)
-        w.field("updated_at", channel.createdAt)
-        if let last = channel.lastMessageAt { w.field("last_message_at", last) }
-        w.field("member_count", channel.members.count)
-        w.key("config")
-        let type = engine.channelTypes[channel.cid.type] ?? ChannelType(name: channel.cid.type)
-        w.beginObject()
-        w.field("name", type.name)
-        w.field("read_events", type.readEvents)
-        w.field("delivery_events", type.deliveryEvents)
-        w.endObject()
-        w.endObject()
+        StreamJSON.write(channel: engine.summary(of: channel), into: &w)
     }
 
-    /// Stream's channel member object.
-    static func writeMember(_ member: Member, user: User, into w: inout JSONWriter) {
+    /// Stream's channel member object (`ChannelMemberResponse`).
+    static func writeMember(_ member: Member, user: User, engine: ReceiptsEngine, into w: inout JSONWriter) {
         w.beginObject()
         w.field("user_id", user.id)
         w.key("user")
-        StreamJSON.write(user: user, into: &w)
+        StreamJSON.write(user: user, into: &w, online: !(engine.userConnections[user.id]?.isEmpty ?? true))
         w.field("created_at", member.createdAt)
         w.field("updated_at", member.createdAt)
         w.field("role", "member")
         w.field("channel_role", "channel_member")
         w.field("banned", false)
         w.field("shadow_banned", false)
+        w.field("notifications_muted", false)
+        w.key("custom")
+        w.beginObject()
+        w.endObject()
         w.endObject()
     }
 

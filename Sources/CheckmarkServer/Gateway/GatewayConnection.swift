@@ -182,9 +182,13 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             watched.remove(cid)
             result = service.submit(.stopWatching(connectionID: connectionID, cid: cid)).map { _ in Self.emptyObject }
         case .sendMessage(let cid, let draft):
-            result = service.submit(.sendMessage(cid: cid, userID: userID, draft: draft)).map(ResultJSON.message)
+            result = service.submit(.sendMessage(cid: cid, userID: userID, draft: draft)).flatMap { outcome in
+                service.read { engine in ResultJSON.message(outcome, engine: engine) }
+            }
         case .markRead(let cid, let messageID):
             result = service.submit(.markRead(cid: cid, userID: userID, messageID: messageID)).map { _ in Self.emptyObject }
+        case .markThreadRead(let cid, let parentID):
+            result = service.submit(.markThreadRead(cid: cid, userID: userID, parentID: parentID)).map { _ in Self.emptyObject }
         case .markReadMany(let targets):
             result = service.submit(.markReadMany(userID: userID, channels: targets)).map { _ in Self.emptyObject }
         case .markUnread(let cid, let target):
@@ -370,15 +374,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         w.field("connection_id", connectionID)
         w.field("cid", "*")
         w.field("created_at", WallClock.now())
+        w.key("custom")
+        w.beginObject()
+        w.endObject()
         if let user = engine.users[userID] {
-            let counts = engine.counts(for: userID)
-            var me = JSONWriter()
-            StreamJSON.write(user: user, into: &me, includePrivacy: true)
-            var bytes = me.bytes
-            bytes.removeLast()  // reopen the user object to add the counts
-            bytes.append(contentsOf: Array(#","total_unread_count":\#(counts.totalUnread),"unread_count":\#(counts.totalUnread),"unread_channels":\#(counts.unreadChannels)}"#.utf8))
             w.key("me")
-            w.raw(bytes)
+            StreamJSON.write(ownUser: user, counts: engine.counts(for: userID), into: &w)
         }
         w.endObject()
         return w.bytes

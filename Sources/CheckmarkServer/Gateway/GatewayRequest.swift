@@ -12,6 +12,8 @@ public struct GatewayRequest: Sendable, Hashable {
         case sendMessage(ChannelCID, MessageDraft)
         case markRead(ChannelCID, messageID: String?)
         case markReadMany([ChannelReadTarget]?)
+        /// `mark_read` with `thread_id`: the thread of that message, up to its newest reply.
+        case markThreadRead(ChannelCID, parentID: String)
         case markUnread(ChannelCID, UnreadTarget)
         case markDelivered([DeliveredTarget])
     }
@@ -71,7 +73,11 @@ public struct GatewayRequest: Sendable, Hashable {
         case "send_message":
             return .sendMessage(try RequestFields.cid(o), try RequestFields.draft(o["message"]))
         case "mark_read":
-            return .markRead(try RequestFields.cid(o), messageID: try RequestFields.optionalString(o, "message_id"))
+            let cid = try RequestFields.cid(o)
+            switch try RequestFields.readScope(o) {
+            case .channel(let messageID): return .markRead(cid, messageID: messageID)
+            case .thread(let parentID): return .markThreadRead(cid, parentID: parentID)
+            }
         case "mark_read_many":
             return .markReadMany(try RequestFields.readTargets(o["read_by_channel"]))
         case "mark_unread":

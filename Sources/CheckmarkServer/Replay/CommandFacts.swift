@@ -41,6 +41,10 @@ struct CommandFacts {
             channels = [cid]
             users = [user]
             detail = messageID.map { "up_to=\($0)" }
+        case .markThreadRead(let cid, let user, let parentID):
+            channels = [cid]
+            users = [user]
+            detail = "thread=\(parentID)"
         case .markReadMany(let user, let targets):
             users = [user]
             channels = targets?.map(\.cid) ?? []

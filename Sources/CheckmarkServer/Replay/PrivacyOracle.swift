@@ -30,7 +30,7 @@ struct PrivacyOracle {
             let subject: String
             let allowed: Bool
             switch event.payload {
-            case .messageRead(let user, _):
+            case .messageRead(let user, _, _):
                 subject = user.id
                 allowed = settings[user.id]?.readReceipts ?? true
             case .messageDelivered(let user, _, _):

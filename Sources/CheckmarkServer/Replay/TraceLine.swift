@@ -44,6 +44,7 @@ public enum TraceLine: Sendable, Hashable {
                     if let counts = recipient.counts {
                         w.field("total_unread", counts.totalUnread)
                         w.field("unread_channels", counts.unreadChannels)
+                        w.field("unread_threads", counts.unreadThreads)
                     }
                     w.endObject()
                 }
@@ -84,7 +85,7 @@ public enum TraceLine: Sendable, Hashable {
                     }
                     var counts: UnreadCounts?
                     if let total = item["total_unread"]?.intValue, let channels = item["unread_channels"]?.intValue {
-                        counts = UnreadCounts(totalUnread: total, unreadChannels: channels)
+                        counts = UnreadCounts(totalUnread: total, unreadChannels: channels, unreadThreads: item["unread_threads"]?.intValue ?? 0)
                     }
                     return Recipient(connectionID: connection, userID: user, counts: counts)
                 }

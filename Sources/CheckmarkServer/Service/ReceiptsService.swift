@@ -635,7 +635,7 @@ public final class ReceiptsService: Sendable {
         }
         metrics.fannedOut(type: shared.type, recipients: event.recipients.count)
         switch event.payload {
-        case .messageRead(let user, _) where !user.privacy.readReceipts: metrics.suppressedByPrivacy.increment()
+        case .messageRead(let user, _, _) where !user.privacy.readReceipts: metrics.suppressedByPrivacy.increment()
         case .messageDelivered(let user, _, _) where !user.privacy.deliveryReceipts: metrics.suppressedByPrivacy.increment()
         default: break
         }

@@ -28,7 +28,7 @@ public final class ServiceMetrics: Sendable {
         "notification.mark_unread", "health.check",
     ]
     /// Confirmation kinds counted by `checkmark_confirmations_total`.
-    static let confirmationTypes = ["message", "read", "read_many", "unread", "delivered", "other"]
+    static let confirmationTypes = ["message", "read", "read_many", "thread_read", "unread", "delivered", "other"]
 
     public init(factory: any MetricsFactory) {
         connections = Meter(label: "checkmark_connections", factory: factory)
@@ -68,6 +68,7 @@ public final class ServiceMetrics: Sendable {
         case .sendMessage: "message"
         case .markRead: "read"
         case .markReadMany: "read_many"
+        case .markThreadRead: "thread_read"
         case .markUnread: "unread"
         case .markDelivered: "delivered"
         default: "other"

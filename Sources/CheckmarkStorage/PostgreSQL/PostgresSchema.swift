@@ -48,5 +48,10 @@ enum PostgresSchema {
             CREATE UNIQUE INDEX journal_events_channel ON journal_events (cid, channel_seq);
             CREATE TABLE channel_sequences (cid TEXT PRIMARY KEY, last_seq BIGINT NOT NULL);
             """),
+        ("v3-thread-reads", """
+            CREATE TABLE thread_reads (
+                cid TEXT NOT NULL, parent_id TEXT NOT NULL, user_id TEXT NOT NULL, read_count BIGINT NOT NULL,
+                last_read BIGINT NOT NULL, last_read_message_id TEXT, PRIMARY KEY (cid, parent_id, user_id));
+            """),
     ]
 }

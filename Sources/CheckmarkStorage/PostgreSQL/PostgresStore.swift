@@ -267,6 +267,13 @@ public final class PostgresStore: SharedReceiptsStore {
             channels[cid]!.members[userID] = Member(userID: userID, createdAt: Timestamp(rawValue: created), read: read)
             channels[cid]!.memberOrder.append(userID)
         }
+        for row in try run("SELECT cid, parent_id, user_id, read_count, last_read, last_read_message_id FROM thread_reads") {
+            let (text, parentID, userID, readCount, lastRead, lastReadID) = try row.decode((String, String, String, Int64, Int64, String?).self)
+            let cid = try Self.parseCID(text)
+            guard channels[cid] != nil else { throw StorageError.corrupt(path: location.description, reason: "thread read of unknown channel \(cid)") }
+            let read = ThreadReadState(readCount: Int(readCount), lastRead: Timestamp(rawValue: lastRead), lastReadMessageID: lastReadID)
+            ThreadReadRow(cid: cid, parentID: parentID, userID: userID, read: read).restore(into: &channels[cid]!)
+        }
         snapshot.channels = channels.values.sorted { $0.cid < $1.cid }
         var counters: [String: Int64] = [:]
         for row in try run("SELECT name, value FROM counters") {
@@ -416,6 +423,7 @@ public final class PostgresStore: SharedReceiptsStore {
             var cids = PostgresBindings()
             cids.append(channels.map(\.cid.description))
             try run("DELETE FROM members WHERE cid = ANY($1)", cids)
+            try run("DELETE FROM thread_reads WHERE cid = ANY($1)", cids)
             var rows: [(cid: ChannelCID, position: Int, member: Member)] = []
             for channel in channels {
                 for (position, userID) in channel.memberOrder.enumerated() { rows.append((channel.cid, position, channel.members[userID]!)) }
@@ -433,6 +441,21 @@ public final class PostgresStore: SharedReceiptsStore {
                     b.append(Column(rows) { $0.member.createdAt.rawValue })
                     Self.bindReadStates(rows.map(\.member.read), &b)
                 }
+            }
+        }
+        let threadReads = batch.threadReads + batch.channels.flatMap(ThreadReadRow.all(of:))
+        if !threadReads.isEmpty {
+            combined.add(columns: 6, { """
+                INSERT INTO thread_reads (cid, parent_id, user_id, read_count, last_read, last_read_message_id) SELECT * FROM \($0)
+                ON CONFLICT (cid, parent_id, user_id) DO UPDATE SET read_count = EXCLUDED.read_count, last_read = EXCLUDED.last_read,
+                    last_read_message_id = EXCLUDED.last_read_message_id
+                """ }) { b in
+                b.append(Column(threadReads) { $0.cid.description })
+                b.append(Column(threadReads) { $0.parentID })
+                b.append(Column(threadReads) { $0.userID })
+                b.append(Column(threadReads) { Int64($0.read.readCount) })
+                b.append(Column(threadReads) { $0.read.lastRead.rawValue })
+                b.append(Column(threadReads) { $0.read.lastReadMessageID })
             }
         }
         let members = batch.members

@@ -88,6 +88,20 @@ enum SQLiteSchema {
             // Who each event is for (EventAudience.storedValue); NULL for events written before.
             try db.execute(sql: "ALTER TABLE journal_events ADD COLUMN audience TEXT")
         }
+        migrator.registerMigration("v3-thread-reads") { db in
+            // Each thread participant's read pointer; unread replies are derived on load.
+            try db.execute(sql: """
+                CREATE TABLE thread_reads (
+                    cid TEXT NOT NULL,
+                    parent_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    read_count INTEGER NOT NULL,
+                    last_read INTEGER NOT NULL,
+                    last_read_message_id TEXT,
+                    PRIMARY KEY (cid, parent_id, user_id)
+                ) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 }

@@ -142,6 +142,13 @@ public final class SQLiteStore: ReceiptsStore {
             channels[cid]!.members[userID] = Member(userID: userID, createdAt: Timestamp(rawValue: row["created_at"]), read: read)
             channels[cid]!.memberOrder.append(userID)
         }
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM thread_reads") {
+            let cid = try parseCID(row["cid"])
+            guard channels[cid] != nil else { throw StorageError.corrupt(path: "", reason: "thread read of unknown channel \(cid)") }
+            let read = ThreadReadState(
+                readCount: row["read_count"], lastRead: Timestamp(rawValue: row["last_read"]), lastReadMessageID: row["last_read_message_id"])
+            ThreadReadRow(cid: cid, parentID: row["parent_id"], userID: row["user_id"], read: read).restore(into: &channels[cid]!)
+        }
         snapshot.channels = channels.values.sorted { $0.cid < $1.cid }
         let counters = try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT name, value FROM counters").map {
             ($0["name"] as String, $0["value"] as Int64)
@@ -233,6 +240,15 @@ public final class SQLiteStore: ReceiptsStore {
                 read.markedUnreadMessageID, StoredPasses.encode(read.readPasses), StoredPasses.encode(read.deliveredPasses),
             ])
         }
+        let upsertThreadRead = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO thread_reads (cid, parent_id, user_id, read_count, last_read, last_read_message_id)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        func writeThreadRead(_ row: ThreadReadRow) throws {
+            try upsertThreadRead.execute(arguments: [
+                row.cid.description, row.parentID, row.userID, row.read.readCount, row.read.lastRead.rawValue, row.read.lastReadMessageID,
+            ])
+        }
         for channel in batch.channels {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO channels (cid, created_by, created_at) VALUES (?, ?, ?)",
@@ -241,7 +257,10 @@ public final class SQLiteStore: ReceiptsStore {
             for (position, userID) in channel.memberOrder.enumerated() {
                 try writeMember(channel.members[userID]!, cid: channel.cid, position: position)
             }
+            try db.execute(sql: "DELETE FROM thread_reads WHERE cid = ?", arguments: [channel.cid.description])
+            for row in ThreadReadRow.all(of: channel) { try writeThreadRead(row) }
         }
+        for row in batch.threadReads { try writeThreadRead(row) }
         if !batch.members.isEmpty {
             let update = try db.cachedStatement(sql: """
                 UPDATE members SET read_position = ?, last_read = ?, last_read_message_id = ?, delivered_position = ?,

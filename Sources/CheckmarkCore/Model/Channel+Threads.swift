@@ -1,0 +1,96 @@
+/// The thread rules applied to one channel, in place: replies join their parent's thread, and each
+/// participant's thread pointer moves like a channel read pointer (never backwards, own replies read).
+extension Channel {
+    /// One participant's unread replies before and after a change of a thread.
+    public struct ThreadChange: Sendable, Hashable {
+        public var userID: String
+        public var old: Int
+        public var new: Int
+    }
+
+    /// Files the reply at `position` under its parent's thread (creating the thread with the parent's
+    /// author as first participant, if a member). Every other participant it counts for gets one
+    /// more unread reply; the author joins (or stays) with everything up to the reply read.
+    /// Returns the participants whose unread replies changed.
+    mutating func recordReply(at position: Int) -> [ThreadChange] {
+        let reply = messages[position]
+        guard let parentID = reply.parentID, let parentIndex = messageIndex[parentID] else { return [] }
+        var changes: [ThreadChange] = []
+        if threads[parentID] == nil {
+            var thread = MessageThread(parentID: parentID)
+            let parent = messages[parentIndex]
+            if members[parent.userID] != nil {
+                thread.reads[parent.userID] = ThreadReadState(readCount: 0, lastRead: parent.createdAt, lastReadMessageID: nil)
+            }
+            threads[parentID] = thread
+        }
+        threads[parentID]!.replyPositions.append(position)
+        let count = threads[parentID]!.replyPositions.count
+        for (userID, read) in threads[parentID]!.reads where userID != reply.userID && reply.countsAsUnreadReply(for: userID) {
+            threads[parentID]!.reads[userID]!.unreadReplies = read.unreadReplies + 1
+            changes.append(ThreadChange(userID: userID, old: read.unreadReplies, new: read.unreadReplies + 1))
+        }
+        if members[reply.userID] != nil {
+            let old = threads[parentID]!.reads[reply.userID]?.unreadReplies ?? 0
+            threads[parentID]!.reads[reply.userID] = ThreadReadState(
+                readCount: count, lastRead: reply.createdAt, lastReadMessageID: reply.id)
+            if old != 0 { changes.append(ThreadChange(userID: reply.userID, old: old, new: 0)) }
+        }
+        return changes
+    }
+
+    /// Moves `userID`'s pointer in the thread of `parentID` past its newest reply (a member who did not
+    /// participate joins). Returns nil when nothing changed: already a participant with every reply read.
+    mutating func readThread(_ parentID: String, by userID: String, at now: Timestamp) -> ThreadChange? {
+        var thread = threads[parentID] ?? MessageThread(parentID: parentID)
+        let count = thread.replyPositions.count
+        let existing = thread.reads[userID]
+        if let existing, existing.readCount >= count { return nil }
+        let last = thread.replyPositions.last.map { messages[$0] }
+        let lastRead = max(now, last?.createdAt ?? now)
+        thread.reads[userID] = ThreadReadState(readCount: count, lastRead: lastRead, lastReadMessageID: last?.id ?? existing?.lastReadMessageID)
+        threads[parentID] = thread
+        return ThreadChange(userID: userID, old: existing?.unreadReplies ?? 0, new: 0)
+    }
+
+    /// Removes `userID` from every thread of the channel (a member removed); returns the unread replies
+    /// it had in each thread where that was more than zero.
+    mutating func leaveThreads(_ userID: String) -> [Int] {
+        var dropped: [Int] = []
+        for parentID in threads.keys {
+            if let read = threads[parentID]!.reads.removeValue(forKey: userID), read.unreadReplies > 0 {
+                dropped.append(read.unreadReplies)
+            }
+        }
+        return dropped
+    }
+
+    /// Unread replies after `readCount` in `thread` that count for `userID`, recounted.
+    func countUnreadReplies(in thread: MessageThread, for userID: String, from readCount: Int) -> Int {
+        var count = 0
+        for position in thread.replyPositions.dropFirst(readCount) where messages[position].countsAsUnreadReply(for: userID) {
+            count += 1
+        }
+        return count
+    }
+
+    /// Rebuilds the derived lists (channel message positions, reply positions, unread replies) from
+    /// ``messages`` and the participants' stored pointers.
+    mutating func rebuildDerivedLists() {
+        channelMessagePositions = []
+        for parentID in threads.keys { threads[parentID]!.replyPositions = [] }
+        for (position, message) in messages.enumerated() {
+            if message.isChannelMessage { channelMessagePositions.append(position) }
+            if let parentID = message.parentID {
+                if threads[parentID] == nil { threads[parentID] = MessageThread(parentID: parentID) }
+                threads[parentID]!.replyPositions.append(position)
+            }
+        }
+        for parentID in threads.keys {
+            let thread = threads[parentID]!
+            for (userID, read) in thread.reads {
+                threads[parentID]!.reads[userID]!.unreadReplies = countUnreadReplies(in: thread, for: userID, from: read.readCount)
+            }
+        }
+    }
+}

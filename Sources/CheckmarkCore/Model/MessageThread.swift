@@ -1,0 +1,15 @@
+/// A thread: the replies to one of the channel's messages (its parent) and the read state of each
+/// participant. Participants are the parent's author (from the first reply on), everyone who replied,
+/// and any member who marked the thread read; only members participate.
+public struct MessageThread: Sendable, Hashable {
+    /// The id of the message the replies answer (Stream's `parent_id` and `thread_id`).
+    public var parentID: String
+    /// Positions of the replies in the channel's message list, oldest first (derived on restore).
+    public var replyPositions: [Int] = []
+    /// Each participant's read state in this thread.
+    public var reads: [String: ThreadReadState] = [:]
+
+    public init(parentID: String) {
+        self.parentID = parentID
+    }
+}

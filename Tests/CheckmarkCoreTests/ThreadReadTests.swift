@@ -1,0 +1,161 @@
+import CheckmarkCore
+import Testing
+
+/// Thread reads, as Stream has them: replies count for the thread's participants and never for the
+/// channel; a thread read moves only the thread's state and tells the channel's watchers with the thread.
+@Suite("Thread reads")
+struct ThreadReadTests {
+    /// a posts m1 in a channel of a, b and c; every user watches from one connection.
+    static func started() throws -> Scenario {
+        var s = Scenario()
+        try s.users("a", "b", "c")
+        try s.channel(members: ["a", "b", "c"])
+        try s.connect("a1", as: "a")
+        try s.connect("b1", as: "b")
+        try s.connect("c1", as: "c")
+        try s.send("a", "m1")
+        try s.run(.markRead(cid: Scenario.general, userID: "b", messageID: nil))
+        try s.run(.markRead(cid: Scenario.general, userID: "c", messageID: nil))
+        return s
+    }
+
+    func threadUnread(_ s: Scenario, _ user: String, _ parent: String = "m1") -> Int? {
+        s.engine.channels[Scenario.general]!.threads[parent]?.reads[user]?.unreadReplies
+    }
+
+    @Test func replyCountsForTheParentsAuthorAndNotInTheChannel() throws {
+        var s = try Self.started()
+        let outcome = try s.send("b", "r1", parent: "m1")
+        #expect(threadUnread(s, "a") == 1)
+        #expect(threadUnread(s, "b") == 0)
+        #expect(threadUnread(s, "c") == nil)  // not a participant
+        #expect(s.read("a").unreadMessages == 0)
+        #expect(s.engine.counts(for: "a") == UnreadCounts(totalUnread: 0, unreadChannels: 0, unreadThreads: 1))
+        let forA = try #require(outcome.events("message.new").first?.recipients.first { $0.userID == "a" })
+        #expect(forA.counts == UnreadCounts(totalUnread: 0, unreadChannels: 0, unreadThreads: 1))
+        #expect(outcome.events("notification.message_new").isEmpty)
+    }
+
+    @Test func ownReplyReadsTheThreadUpToIt() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        try s.send("a", "r2", parent: "m1")
+        #expect(threadUnread(s, "a") == 0)
+        #expect(threadUnread(s, "b") == 1)
+        #expect(s.engine.counts(for: "a").unreadThreads == 0)
+    }
+
+    @Test func silentRepliesDoNotCount() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1", silent: true)
+        #expect(threadUnread(s, "a") == 0)
+        #expect(s.engine.counts(for: "a").unreadThreads == 0)
+    }
+
+    @Test func showInChannelReplyCountsInBothTheThreadAndTheChannel() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1", showInChannel: true)
+        #expect(threadUnread(s, "a") == 1)
+        #expect(s.read("a").unreadMessages == 1)
+    }
+
+    @Test func threadReadMovesOnlyTheThreadAndTellsWatchersWithTheThread() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        try s.send("c", "r2", parent: "m1")
+        try s.send("b", "m2")
+        #expect(s.read("a").unreadMessages == 1)
+        let outcome = try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
+        #expect(threadUnread(s, "a") == 0)
+        #expect(s.read("a").unreadMessages == 1)  // the channel's count is untouched
+        #expect(s.engine.counts(for: "a") == UnreadCounts(totalUnread: 1, unreadChannels: 1, unreadThreads: 0))
+        let read = try #require(outcome.events("message.read").first)
+        guard case .messageRead(_, let lastRead, let thread) = read.payload else { Issue.record("not a message.read"); return }
+        #expect(lastRead == "r2")
+        #expect(thread?.parentID == "m1" && thread?.replyCount == 2 && thread?.participantCount == 3)
+        #expect(Set(read.recipients.map(\.connectionID)) == ["a1", "b1", "c1"])
+        let mark = try #require(outcome.events("notification.mark_read").first)
+        guard case .notificationMarkRead(_, let markLast, let threadID) = mark.payload else { Issue.record("not a mark_read"); return }
+        #expect(markLast == "r2" && threadID == "m1")
+        #expect(mark.recipients.map(\.connectionID) == ["a1"])
+        #expect(mark.recipients[0].counts == UnreadCounts(totalUnread: 1, unreadChannels: 1, unreadThreads: 0))
+    }
+
+    @Test func threadReadDoesNotRaiseTheChannelsPointers() throws {
+        var s = try Self.started()
+        try s.send("b", "m2")
+        try s.send("b", "r1", parent: "m1")
+        let before = s.read("a")
+        try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
+        #expect(s.read("a") == before)
+    }
+
+    @Test func privateReaderThreadReadReachesOnlyItsOwnConnections() throws {
+        var s = try Self.started()
+        try s.run(.updateUser(UserPatch(id: "a", set: [("privacy_settings", .object([("read_receipts", .object([("enabled", .bool(false))]))]))])))
+        try s.send("b", "r1", parent: "m1")
+        let outcome = try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
+        #expect(outcome.receivers("message.read").allSatisfy { $0 == "a1" })
+        #expect(outcome.receivers("notification.mark_read") == ["a1"])
+    }
+
+    @Test func readEventsOffEmitsNoThreadMessageRead() throws {
+        var s = Scenario()
+        try s.users("a", "b")
+        try s.run(.createChannelType(ChannelType(name: "quiet", readEvents: false)))
+        let quiet = ChannelCID(type: "quiet", id: "q")
+        try s.channel(quiet, members: ["a", "b"])
+        try s.connect("b1", as: "b", watching: [quiet])
+        try s.send("a", "m1", in: quiet)
+        try s.send("b", "r1", in: quiet, parent: "m1")
+        let outcome = try s.run(.markThreadRead(cid: quiet, userID: "a", parentID: "m1"))
+        #expect(outcome.events("message.read").isEmpty)
+        #expect(outcome.events("notification.mark_read").count == 1)
+    }
+
+    @Test func repeatedThreadReadChangesNothing() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
+        let again = try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
+        #expect(!again.changed && again.events.isEmpty)
+    }
+
+    @Test func unknownThreadOrAReplyAsThreadIsRefusedNamingThreadID() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        for parent in ["nope", "r1"] {
+            let error = s.refuse(.markThreadRead(cid: Scenario.general, userID: "a", parentID: parent))
+            guard case .invalidArgument(let text) = error else { Issue.record("\(parent): \(String(describing: error))"); continue }
+            #expect(text.contains("thread_id"))
+        }
+    }
+
+    @Test func removedMemberLeavesItsThreadsAndTheirCount() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        #expect(s.engine.counts(for: "a").unreadThreads == 1)
+        try s.run(.removeMembers(cid: Scenario.general, userIDs: ["a"]))
+        #expect(threadUnread(s, "a") == nil)
+        #expect(s.engine.counts(for: "a").unreadThreads == 0)
+    }
+
+    @Test func restoreRecomputesThreadCountsFromThePointers() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        try s.send("c", "r2", parent: "m1")
+        try s.send("a", "m2")
+        try s.send("c", "r3", parent: "m2")
+        try s.run(.markThreadRead(cid: Scenario.general, userID: "b", parentID: "m1"))
+        let restored = ReceiptsEngine(restoring: s.engine.snapshot())
+        for user in ["a", "b", "c"] { #expect(restored.counts(for: user) == s.engine.counts(for: user)) }
+        #expect(restored.channels[Scenario.general]!.threads == s.engine.channels[Scenario.general]!.threads)
+        #expect(restored.channels[Scenario.general]!.channelMessagePositions == s.engine.channels[Scenario.general]!.channelMessagePositions)
+        #expect(try restored.unreadThreads(of: "a").map(\.parentID) == ["m1", "m2"])
+    }
+
+    @Test func threadReadSurvivesTheJournalsTextForm() throws {
+        let command = ReceiptsCommand.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1")
+        #expect(try CommandCodec.decode(CommandCodec.encode(command)) == command)
+    }
+}
