@@ -41,6 +41,23 @@ struct PrivacyAndFlagsTests {
         #expect(!receipts.readBy.contains { $0.user.id == "b" })
     }
 
+    /// Regression (issue 18, privacy side channel): a read raised the delivered pointer to the read's
+    /// own time, so a member with read receipts off who never confirmed delivery showed as "delivered
+    /// at" exactly when it read, in `last_delivered_at` and in per-message receipts.
+    @Test func privateReadLeavesNoReadTimeInWhatOthersSeeOfDelivery() throws {
+        var s = try Self.scenario(bPrivacy: Self.hiddenReads)
+        let sentAt = s.message("m1").createdAt
+        try s.run(.markRead(cid: Scenario.general, userID: "b", messageID: nil))
+        let readAt = s.read("b").lastRead
+        #expect(readAt > sentAt)
+        let seenByA = try #require(try s.engine.readStates(of: Scenario.general, viewer: "a").first { $0.user.id == "b" })
+        #expect(seenByA.lastDeliveredMessageID == "m1", "delivery stays visible")
+        #expect(seenByA.lastDeliveredAt == sentAt, "dated by the message, not by the read")
+        let receipts = try s.engine.receipts(of: "m1", in: Scenario.general, viewer: "a")
+        let delivered = try #require(receipts.deliveredTo.first { $0.user.id == "b" })
+        #expect(delivered.at != readAt && delivered.at == sentAt)
+    }
+
     @Test func deliveryReceiptsOffKeepsMessageDeliveredAwayFromOthers() throws {
         var s = try Self.scenario(bPrivacy: Self.hiddenDeliveries)
         let outcome = try s.run(.markDelivered(userID: "b", latest: [DeliveredTarget(cid: Scenario.general, messageID: "m1")]))

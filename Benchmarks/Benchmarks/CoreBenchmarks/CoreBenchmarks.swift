@@ -49,6 +49,16 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()  // tearing down the world is not part of what is measured
     }
 
+    // Issue 18: parsing an object costs time linear in its keys (it was quadratic: 40,000 keys, 7.4 s).
+    // The per-key cost should stay flat from 1k to 100k keys.
+    for keys in [1_000, 10_000, 100_000] {
+        let text = Array(("{" + (0..<keys).map { #""key-\#($0)":\#($0)"# }.joined(separator: ",") + "}").utf8)
+        let limits = JSONLimits(maxKeysPerObject: keys)
+        Benchmark("json-parse-object-\(keys / 1_000)k-keys", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+            for _ in benchmark.scaledIterations { blackHole(try? JSONParser.parse(text, limits: limits)) }
+        }
+    }
+
     Benchmark("plan-message-new-1000-members", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
         var (engine, now) = bigChannel(members: 1000)
         benchmark.startMeasurement()

@@ -52,7 +52,7 @@ public struct BenchHTTPClient: Sendable {
         guard status == 200 else {
             throw Failure(description: "\(method) \(path): HTTP \(status) \(String(buffer: bytes))")
         }
-        do { return try JSONParser.parse(bytes.readableBytesView) } catch {
+        do { return try JSONParser.parse(bytes.readableBytesView, limits: .stored) } catch {
             throw Failure(description: "\(method) \(path): answer is not JSON")
         }
     }

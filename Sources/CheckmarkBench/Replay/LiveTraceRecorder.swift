@@ -45,7 +45,7 @@ public enum LiveTraceRecorder {
             switch event {
             case .text(let line):
                 // The server's first message says from when it records; every other one is a trace line.
-                if result.startedAt == nil, let start = try? JSONParser.parse(line), start["kind"]?.stringValue == "start" {
+                if result.startedAt == nil, let start = try? JSONParser.parse(line, limits: .stored), start["kind"]?.stringValue == "start" {
                     result.startedAt = start["at"]?.stringValue ?? ""
                     ready()
                     continue

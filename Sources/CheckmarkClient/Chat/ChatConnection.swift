@@ -260,7 +260,7 @@ public final class ChatConnection: Sendable {
 
         /// Called on the loop for each text message.
         func received(_ text: ByteBuffer) {
-            guard let json = try? JSONParser.parse(text.readableBytesView) else {
+            guard let json = try? JSONParser.parse(text.readableBytesView, limits: .stored) else {
                 deliver(.event(type: "client.unparsable", json: .string(String(buffer: text))))
                 return
             }

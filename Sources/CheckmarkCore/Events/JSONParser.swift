@@ -1,17 +1,23 @@
-/// Parses JSON text (RFC 8259) into ``JSONValue``: strict, no Foundation, with a nesting limit.
+/// Parses JSON text (RFC 8259) into ``JSONValue``: strict, no Foundation, in time linear in the text,
+/// within ``JSONLimits`` (nesting, keys per object, string length).
 public enum JSONParser {
-    /// Deepest nesting of arrays and objects accepted.
-    public static let maxDepth = 64
+    /// Deepest nesting of arrays and objects accepted by default.
+    public static let maxDepth = JSONLimits.default.maxDepth
 
-    /// Where and why the text is not JSON.
+    /// Where and why the text is not JSON, or which limit it passed.
     public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
         public var offset: Int
         public var reason: String
-        public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+        /// The configuration key of the ``JSONLimits`` limit the text passed; nil for text that is not JSON.
+        public var limit: String?
+        public var description: String { limit == nil ? "invalid JSON at byte \(offset): \(reason)" : "JSON at byte \(offset): \(reason)" }
     }
 
-    public static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> JSONValue {
-        var parser = Parser(bytes: Array(bytes))
+    /// An object with more keys than this looks duplicates up in a table instead of scanning.
+    static let keyScanLimit = 16
+
+    public static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = .default) throws(Failure) -> JSONValue {
+        var parser = Parser(bytes: Array(bytes), limits: limits)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
@@ -19,22 +25,30 @@ public enum JSONParser {
         return value
     }
 
-    public static func parse(_ text: String) throws(Failure) -> JSONValue {
-        try parse(Array(text.utf8))
+    public static func parse(_ text: String, limits: JSONLimits = .default) throws(Failure) -> JSONValue {
+        try parse(Array(text.utf8), limits: limits)
     }
 
     private struct Parser {
         let bytes: [UInt8]
+        let limits: JSONLimits
         var index = 0
 
+        init(bytes: [UInt8], limits: JSONLimits) {
+            self.bytes = bytes
+            self.limits = limits
+        }
+
         func fail(_ reason: String) -> Failure { Failure(offset: index, reason: reason) }
+
+        func refuse(_ reason: String, limit: String) -> Failure { Failure(offset: index, reason: reason, limit: limit) }
 
         mutating func skipWhitespace() {
             while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
         }
 
         mutating func value(depth: Int) throws(Failure) -> JSONValue {
-            guard depth <= JSONParser.maxDepth else { throw fail("nested deeper than \(JSONParser.maxDepth)") }
+            guard depth <= limits.maxDepth else { throw refuse("nested deeper than \(limits.maxDepth) (json_max_depth)", limit: "json_max_depth") }
             guard index < bytes.count else { throw fail("unexpected end") }
             switch bytes[index] {
             case UInt8(ascii: "{"): return try object(depth: depth)
@@ -59,6 +73,8 @@ public enum JSONParser {
         mutating func object(depth: Int) throws(Failure) -> JSONValue {
             index += 1
             var pairs: [(String, JSONValue)] = []
+            // Past a few keys, duplicates are found through a table: linear in the keys, not quadratic.
+            var positions: [String: Int] = [:]
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
@@ -73,10 +89,20 @@ public enum JSONParser {
                 index += 1
                 skipWhitespace()
                 let element = try value(depth: depth + 1)
-                if let existing = pairs.firstIndex(where: { $0.0 == key }) {
+                let existing: Int? = pairs.count <= JSONParser.keyScanLimit ? pairs.firstIndex { $0.0 == key } : positions[key]
+                if let existing {
                     pairs[existing].1 = element  // the last duplicate wins
                 } else {
+                    guard pairs.count < limits.maxKeysPerObject else {
+                        throw refuse("an object has more than \(limits.maxKeysPerObject) keys (json_max_keys)", limit: "json_max_keys")
+                    }
                     pairs.append((key, element))
+                    if pairs.count == JSONParser.keyScanLimit + 1 {
+                        positions.reserveCapacity(pairs.count * 2)
+                        for (offset, pair) in pairs.enumerated() { positions[pair.0] = offset }
+                    } else if pairs.count > JSONParser.keyScanLimit + 1 {
+                        positions[key] = pairs.count - 1
+                    }
                 }
                 skipWhitespace()
                 guard index < bytes.count else { throw fail("unexpected end in object") }
@@ -138,6 +164,9 @@ public enum JSONParser {
                 index += 1
                 switch byte {
                 case UInt8(ascii: "\""):
+                    guard out.count <= limits.maxStringBytes else {
+                        throw refuse("a string is longer than \(limits.maxStringBytes) bytes (json_max_string)", limit: "json_max_string")
+                    }
                     guard let text = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
                     return text
                 case UInt8(ascii: "\\"):

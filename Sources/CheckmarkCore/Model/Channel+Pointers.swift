@@ -29,17 +29,24 @@ extension Channel {
         members[userID]!.read.markedUnreadMessageID = nil
         members[userID]!.read.unreadMessages = unread
         members[userID]!.read.readPasses.record(position: position, at: now)
-        raiseDelivered(of: userID, to: position, messageID: lastReadMessageID, at: lastRead, passedAt: now)
+        raiseDelivered(of: userID, to: position)
         return UnreadChange(old: old, new: unread)
     }
 
-    /// Rule 2: a read pointer passing a message raises the delivered pointer with it (no event).
-    mutating func raiseDelivered(of userID: String, to position: Int, messageID: String?, at time: Timestamp, passedAt now: Timestamp) {
+    /// Rule 2: a read pointer passing a message raises the delivered pointer with it (no event). The
+    /// delivery it records is dated by the newest channel message passed, never by the read: what
+    /// others may see of delivery (`last_delivered_at`, per-message receipts) must not reveal when a
+    /// member whose read receipts are off read.
+    mutating func raiseDelivered(of userID: String, to position: Int) {
         guard position > members[userID]!.read.deliveredPosition else { return }
         members[userID]!.read.deliveredPosition = position
-        if let messageID { members[userID]!.read.lastDeliveredMessageID = messageID }
-        members[userID]!.read.lastDeliveredAt = max(members[userID]!.read.lastDeliveredAt ?? time, time)
-        members[userID]!.read.deliveredPasses.record(position: position, at: now)
+        guard let index = channelMessage(before: position) else { return }
+        let sent = messages[index].createdAt
+        members[userID]!.read.lastDeliveredMessageID = messages[index].id
+        members[userID]!.read.lastDeliveredAt = max(members[userID]!.read.lastDeliveredAt ?? sent, sent)
+        // Passes are strictly increasing in time: after an earlier confirmation, one microsecond later.
+        let after = members[userID]!.read.deliveredPasses.last.map { $0.at.successor } ?? sent
+        members[userID]!.read.deliveredPasses.record(position: position, at: max(after, sent))
     }
 
     /// Sets the read pointer just before the message at `index` (mark unread). Moving it forward this
@@ -58,7 +65,7 @@ extension Channel {
         members[userID]!.read.unreadMessages = unread
         if movesForward {
             members[userID]!.read.readPasses.record(position: index, at: now)
-            raiseDelivered(of: userID, to: index, messageID: lastReadMessageID, at: lastRead, passedAt: now)
+            raiseDelivered(of: userID, to: index)
         }
         return UnreadChange(old: old, new: unread)
     }

@@ -31,6 +31,9 @@ public struct User: Sendable, Hashable {
         hasher.combine(privacy)
     }
 
+    /// Reserved fields a client may set about itself (at connect, in `user_details`).
+    public static let settableAtConnect: Set<String> = ["name", "image", "privacy_settings"]
+
     /// Field names a user object reserves; custom fields may not use them.
     public static let reservedFields: Set<String> = [
         "id", "name", "image", "privacy_settings", "role", "created_at", "updated_at", "online",

@@ -130,7 +130,7 @@ public enum CommandCodec {
 
     public static func decode(_ bytes: some Collection<UInt8>) throws(Failure) -> ReceiptsCommand {
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch { throw Failure(reason: error.description) }
+        do { json = try JSONParser.parse(bytes, limits: .stored) } catch { throw Failure(reason: error.description) }
         let op = try string(json, "op")
         switch op {
         case "upsert_user":
@@ -241,7 +241,7 @@ public enum CommandCodec {
 
     public static func decodeCustom(_ bytes: some Collection<UInt8>) throws(Failure) -> [(String, JSONValue)] {
         do {
-            guard let pairs = try JSONParser.parse(bytes).objectValue else { throw Failure(reason: "custom fields are not an object") }
+            guard let pairs = try JSONParser.parse(bytes, limits: .stored).objectValue else { throw Failure(reason: "custom fields are not an object") }
             return pairs
         } catch let failure as Failure {
             throw failure

@@ -12,6 +12,8 @@ struct RESTAPI: Sendable {
     let service: ReceiptsService
     let apiKey: String
     let apiSecret: String
+    /// What a request body's JSON may hold (400 past it).
+    var jsonLimits: JSONLimits = .default
 
     /// One parsed request: who calls, the route's path parameters, the query and the JSON body.
     struct Call: Sendable {
@@ -38,7 +40,7 @@ struct RESTAPI: Sendable {
         let future: EventLoopFuture<[UInt8]>
         do throws(WireError) {
             let caller = try authenticate(request)
-            call = Call(caller: caller, parameters: parameters, query: request.query, body: try Self.body(of: request))
+            call = Call(caller: caller, parameters: parameters, query: request.query, body: try Self.body(of: request, limits: jsonLimits))
             future = try handle(route, call)
         } catch {
             return eventLoop.makeSucceededFuture(Self.error(error, since: started))
@@ -81,11 +83,11 @@ struct RESTAPI: Sendable {
             tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now())
     }
 
-    private static func body(of request: HTTPRequest) throws(WireError) -> JSONValue {
+    private static func body(of request: HTTPRequest, limits: JSONLimits) throws(WireError) -> JSONValue {
         guard request.body.readableBytes > 0 else { return .object([]) }
         let json: JSONValue
-        do { json = try JSONParser.parse(request.body.readableBytesView) } catch {
-            throw .invalid("the body is not valid JSON: \(error.description)")
+        do { json = try JSONParser.parse(request.body.readableBytesView, limits: limits) } catch {
+            throw .invalid(error.limit == nil ? "the body is not valid JSON: \(error.description)" : "the body is refused: \(error.description)")
         }
         guard case .object = json else { throw .invalid("the body must be a JSON object") }
         return json

@@ -70,7 +70,7 @@ enum PeerMessage: Sendable, Equatable {
 
     /// Reads ``encoded``; nil for anything else (a message of another version is ignored).
     init?(_ text: String) {
-        guard let json = try? JSONParser.parse(text), let kind = json["kind"]?.stringValue,
+        guard let json = try? JSONParser.parse(text, limits: .stored), let kind = json["kind"]?.stringValue,
               let node = json["node"]?.stringValue else { return nil }
         switch kind {
         case "presence":

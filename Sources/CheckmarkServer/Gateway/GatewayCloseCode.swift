@@ -18,6 +18,8 @@ public enum GatewayCloseCode {
     /// The client did not read its events fast enough; its outbound buffer passed the limit.
     /// Reconnect and catch up (state is in the channel responses).
     public static let slowConsumer = WebSocketCloseCode(rawValue: 4009)
+    /// A message whose JSON passed a ``CheckmarkCore/JSONLimits`` limit (nesting, keys, string length).
+    public static let jsonTooLarge = WebSocketCloseCode.messageTooBig
     /// Storage failed; the server is stopping.
     public static let unavailable = WebSocketCloseCode(rawValue: 1011)
 }

@@ -69,7 +69,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         service.read { engine in engine.users[userID] != nil }
             .flatMap { exists -> EventLoopFuture<ReceiptsOutcome> in
                 if exists {
-                    let patch = details.filter { $0.0 == "name" || $0.0 == "image" || !User.reservedFields.contains($0.0) }
+                    // Everything a client may set about itself at connect takes effect before any
+                    // later command (privacy included), or the connection is refused: never half-applied.
+                    let patch = details.filter { User.settableAtConnect.contains($0.0) || !User.reservedFields.contains($0.0) }
                     return patch.isEmpty ? service.engineLoop.makeSucceededFuture(.unchanged) : service.submit(.updateUser(UserPatch(id: userID, set: patch)))
                 }
                 let user: User
@@ -132,10 +134,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
 
     func received(_ message: WebSocketMessage, on session: WebSocketSession) {
         gateway.metrics.framesIn.increment()
-        guard case .text(let buffer) = message else {
-            reply(error: .invalid("binary messages are not supported; send JSON text"), requestID: nil)
-            return
-        }
+        // Every message, binary ones too, is counted against the rate before it is answered.
         guard bucket.take(now: .now()) else {
             refusedInARow += 1
             if refusedInARow > gateway.limits.commandBurst {
@@ -146,9 +145,20 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             return
         }
         refusedInARow = 0
+        guard case .text(let buffer) = message else {
+            reply(error: .invalid("binary messages are not supported; send JSON text"), requestID: nil)
+            return
+        }
         let request: GatewayRequest
-        switch GatewayRequest.parse(buffer.readableBytesView) {
+        switch GatewayRequest.parse(buffer.readableBytesView, limits: gateway.limits.json) {
         case .failure(let failure):
+            if failure.limit != nil {
+                gateway.logger.notice("message refused: JSON limit", metadata: [
+                    "connection_id": "\(connectionID ?? "-")", "limit": "\(failure.limit ?? "-")",
+                ])
+                refuse(failure.error, code: GatewayCloseCode.jsonTooLarge)
+                return
+            }
             reply(error: failure.error, requestID: failure.requestID)
             return
         case .success(let parsed):
@@ -302,7 +312,15 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     /// Writes one event frame, closing the connection as a slow consumer (4009) when its outbound
     /// queue stayed over the limit for the grace period or passed the hard limit.
     private func write(_ frame: ByteBuffer) {
-        guard let session else { return }
+        guard let session, admitsOutbound(session) else { return }
+        if session.send(encodedFrame: frame) { gateway.metrics.framesOut.increment() }
+    }
+
+    /// Whether one more frame may be queued for the client: every frame (events, replies, errors,
+    /// resume batches) counts against the outbound limit. A client that stayed over
+    /// ``GatewayLimits/maxOutboundBufferBytes`` for the grace period, or passed the hard limit, is
+    /// closed as a slow consumer (4009) and nothing more is queued.
+    private func admitsOutbound(_ session: WebSocketSession) -> Bool {
         let limits = gateway.limits
         // A writable socket holds less than the channel's high-water mark: no need to ask how much.
         let buffered = session.isWritable && limits.maxOutboundBufferBytes >= GatewayLimits.channelHighWaterMark
@@ -319,16 +337,16 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                 ])
                 session.close(code: GatewayCloseCode.slowConsumer, reason: "outbound buffer over \(limits.maxOutboundBufferBytes) bytes for too long")
                 self.session = nil
-                return
+                return false
             }
         } else {
             overLimitSince = nil
         }
-        if session.send(encodedFrame: frame) { gateway.metrics.framesOut.increment() }
+        return true
     }
 
     private func sendJSON(_ bytes: [UInt8], type: String) {
-        guard let session else { return }
+        guard let session, admitsOutbound(session) else { return }
         var buffer = ByteBuffer()
         buffer.writeBytes(bytes)
         guard session.send(text: buffer) else { return }

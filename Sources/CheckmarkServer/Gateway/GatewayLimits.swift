@@ -1,3 +1,5 @@
+import CheckmarkCore
+
 /// Limits of the WebSocket gateway, all configurable (`checkmark serve --help`).
 public struct GatewayLimits: Sendable, Hashable {
     /// Open connections per user; one more is closed with 4003.
@@ -18,6 +20,8 @@ public struct GatewayLimits: Sendable, Hashable {
     /// Events one channel resume replays at most; a client further behind gets `channel.resume_failed`
     /// and re-reads the channel's state.
     public var maxResumeEvents: Int
+    /// What a client's JSON may hold, on the socket and in REST bodies (`json_max_*`).
+    public var json: JSONLimits = .default
     /// Past this many times ``maxOutboundBufferBytes`` a connection is disconnected at once: the bound
     /// on what one client can make the server hold.
     public static let hardOutboundLimitFactor = 8

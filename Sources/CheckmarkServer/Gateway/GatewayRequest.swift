@@ -26,6 +26,8 @@ public struct GatewayRequest: Sendable, Hashable {
     public struct Failure: Error, Sendable {
         public var error: WireError
         public var requestID: String?
+        /// The ``JSONLimits`` key the message passed: the connection is closed (1009), not just answered.
+        public var limit: String?
     }
 
     /// Longest request id, in bytes.
@@ -33,11 +35,14 @@ public struct GatewayRequest: Sendable, Hashable {
 
     /// Parses one text message. Fails with a ``WireError`` with code `invalid_argument` and a message saying
     /// what is wrong (the request id, when readable, is passed back for the error reply).
-    public static func parse(_ bytes: some Collection<UInt8>) -> Result<GatewayRequest, Failure> {
+    public static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = .default) -> Result<GatewayRequest, Failure> {
         let json: JSONValue
         do {
-            json = try JSONParser.parse(bytes)
+            json = try JSONParser.parse(bytes, limits: limits)
         } catch {
+            if let limit = error.limit {
+                return .failure(Failure(error: .invalid("message refused: \(error.description)"), requestID: nil, limit: limit))
+            }
             return .failure(Failure(error: .invalid("message is not valid JSON: \(error.description)"), requestID: nil))
         }
         // Stream's clients send `[{"type":"health.check",...}]`.

@@ -71,7 +71,7 @@ public struct ReplayPlan: Sendable {
 
     /// The event with every RFC 3339 time replaced by `<time>`.
     public static func normalised(_ bytes: [UInt8]) -> JSONValue {
-        guard let value = try? JSONParser.parse(bytes) else { return .string(String(decoding: bytes, as: UTF8.self)) }
+        guard let value = try? JSONParser.parse(bytes, limits: .stored) else { return .string(String(decoding: bytes, as: UTF8.self)) }
         return normalised(value)
     }
 

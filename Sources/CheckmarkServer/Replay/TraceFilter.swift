@@ -52,7 +52,7 @@ public struct TraceFilter: Sendable {
         if let channel, event.cid != channel { return false }
         if let types, !types.contains(event.type) { return false }
         if let user {
-            let subject = (try? JSONParser.parse(event.json))?["user"]?["id"]?.stringValue
+            let subject = (try? JSONParser.parse(event.json, limits: .stored))?["user"]?["id"]?.stringValue
             let reaches = event.recipients?.contains { $0.userID == user } ?? false
             if subject != user && !reaches && event.audience?.restrictedTo != user { return false }
         }
@@ -70,7 +70,7 @@ public struct TraceFilter: Sendable {
             if let detail = facts.detail { text += " " + detail }
             return text
         case .event(let event):
-            let json = try? JSONParser.parse(event.json)
+            let json = try? JSONParser.parse(event.json, limits: .stored)
             var text = "      -> \(event.type)"
             if let cid = event.cid { text += " \(cid)" }
             if let seq = event.channelSeq { text += " seq=\(seq)" }

@@ -61,7 +61,7 @@ public enum TraceLine: Sendable, Hashable {
     public static func parse(_ bytes: some Collection<UInt8>, number: Int) throws(Failure) -> TraceLine {
         func fail(_ reason: String) -> Failure { Failure(line: number, reason: reason) }
         let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch { throw fail("not JSON: \(error.description)") }
+        do { json = try JSONParser.parse(bytes, limits: .stored) } catch { throw fail("not JSON: \(error.description)") }
         switch json["kind"]?.stringValue {
         case "command":
             guard let seq = json["seq"]?.intValue, let atText = json["at"]?.stringValue, let at = Timestamp(rfc3339: atText),

@@ -28,6 +28,9 @@ public enum ConfigurationLoader {
         ("max_resume_events", "events one channel resume replays; further back the client re-reads state (default 10000)"),
         ("max_message_size", "largest WebSocket message in bytes, 1009 past it (default 16777216)"),
         ("max_request_body", "largest REST request body in bytes, 413 past it (default 1048576)"),
+        ("json_max_depth", "deepest nesting of a JSON request body or WebSocket message, 400 / 1009 past it (default 64)"),
+        ("json_max_keys", "most keys in one JSON object of a request or message, 400 / 1009 past it (default 1000)"),
+        ("json_max_string", "longest JSON string in a request or message, in bytes, 400 / 1009 past it (default 65536)"),
         ("keepalive", "seconds of silence before the server pings, 0 disables (default 30)"),
         ("idle_timeout", "seconds without any client frame before 1001, 0 disables (default 120)"),
         ("compression", "permessage-deflate: true or false (default true)"),
@@ -114,6 +117,9 @@ public enum ConfigurationLoader {
         case "record": c.recordPath = value.isEmpty ? nil : value
         case "max_message_size": c.maxMessageBytes = try int()
         case "max_request_body": c.maxRequestBodyBytes = try int()
+        case "json_max_depth": c.gateway.json.maxDepth = try int()
+        case "json_max_keys": c.gateway.json.maxKeysPerObject = try int()
+        case "json_max_string": c.gateway.json.maxStringBytes = try int()
         case "keepalive": c.keepaliveSeconds = try int()
         case "idle_timeout": c.idleTimeoutSeconds = try int()
         case "compression": c.compression = try bool()

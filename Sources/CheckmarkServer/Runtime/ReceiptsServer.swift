@@ -61,7 +61,8 @@ public final class ReceiptsServer: Sendable {
                 maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection),
             limits: configuration.gateway, metrics: metrics, logger: logger)
         let stoppingFlag = NIOLockedValueBox(false)
-        let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret)
+        let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
+                           jsonLimits: configuration.gateway.json)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
             readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } })

@@ -1,3 +1,4 @@
+import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
@@ -61,6 +62,8 @@ public struct ServerConfiguration: Sendable {
             ("command burst", gateway.commandBurst), ("max outbound buffer", gateway.maxOutboundBufferBytes),
             ("slow consumer grace", gateway.slowConsumerGraceMilliseconds), ("max resume events", gateway.maxResumeEvents),
             ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
+            ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
+            ("json_max_string", gateway.json.maxStringBytes),
             ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             throw Invalid(description: "\(name) must be positive, not \(value)")

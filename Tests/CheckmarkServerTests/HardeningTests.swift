@@ -1,0 +1,149 @@
+import CheckmarkClient
+import CheckmarkCore
+import CheckmarkServer
+import CheckmarkWebSocket
+import Foundation
+import NIOCore
+import Testing
+
+extension EndToEnd {
+    /// Issue 18 (hardening): what an outsider's attacks found, each as the regression test of its bug.
+    @Suite("Hardening: hostile input and resource bounds", .serialized)
+    struct HardeningTests {
+        static let general = TestServer.general
+
+        /// A raw WebSocket client on /connect: sends frames it builds itself and never reads unless told.
+        static func rawClient(_ server: TestServer, user: String, receiveBufferSize: Int32? = nil) throws -> RawSocket {
+            let socket = try RawSocket(port: server.port, receiveBufferSize: receiveBufferSize)
+            let json = ChatConnection.percentEncode(#"{"user_id":"\#(user)"}"#)
+            socket.send("GET /connect?json=\(json)&api_key=\(TestServer.apiKey)&authorization=\(TestServer.token(user)) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            _ = socket.read(until: Array("connection_id".utf8))
+            return socket
+        }
+
+        /// One masked client frame (RFC 6455 §5.3) with `opcode` (1 text, 2 binary).
+        static func frame(_ payload: [UInt8], opcode: UInt8 = 1) -> [UInt8] {
+            var frame: [UInt8] = [0x80 | opcode]
+            if payload.count < 126 {
+                frame.append(0x80 | UInt8(payload.count))
+            } else {
+                frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            }
+            frame += [1, 2, 3, 4]
+            frame += payload.enumerated().map { $0.element ^ [1, 2, 3, 4][$0.offset % 4] }
+            return frame
+        }
+
+        /// Whether `bytes` hold a close frame from the server with `code`.
+        static func holdsClose(_ bytes: [UInt8], code: UInt16) -> Bool {
+            let marker: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)]
+            guard bytes.count >= 4 else { return false }
+            for index in 0..<(bytes.count - 3) where bytes[index] == 0x88 && Array(bytes[(index + 2)...(index + 3)]) == marker { return true }
+            return false
+        }
+
+        @Test func privacySetAtConnectForAnExistingUserTakesEffectBeforeItsNextCommand() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "cp"])
+            try await server.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m1", text: "hi")))
+            let alice = try await server.connect("alice")
+            try await alice.watch(Self.general)
+            let cp = try await server.connect("cp", details: [
+                ("name", .string("CP")),
+                ("privacy_settings", .object([("read_receipts", .object([("enabled", .bool(false))]))])),
+            ])
+            #expect(cp.me["privacy_settings"]?["read_receipts"]?["enabled"]?.boolValue == false)
+            #expect(cp.me["name"]?.stringValue == "CP")
+            try await cp.markRead(Self.general)
+            let seen = await alice.drain()
+            #expect(!seen.contains { $0.type == "message.read" }, "cp's read reached alice although cp turned read receipts off at connect")
+            let state = try await alice.watch(Self.general)
+            let cpRead = state["read"]?.arrayValue?.first { $0["user"]?["id"]?.stringValue == "cp" }
+            #expect(cpRead?["last_read_message_id"] == nil)
+        }
+
+        @Test func objectPastTheKeyLimitClosesTheSocketWith1009() async throws {
+            let server = try await TestServer.start { $0.gateway.json.maxKeysPerObject = 100 }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice"])
+            let alice = try await server.connect("alice")
+            let keys = (0..<200).map { #""k\#($0)":1"# }.joined(separator: ",")
+            alice.send(raw: #"{"type":"mark_read","cid":"messaging:general",\#(keys)}"#)
+            let error = await alice.nextEvent(ofType: ["error"])
+            #expect(error?.json?["error"]?["message"]?.stringValue?.contains("json_max_keys") == true)
+            let closed = await alice.nextEvent(ofType: ["connection.closed"])
+            if case .closed(let code) = closed { #expect(code == .messageTooBig) } else { Issue.record("not closed: \(String(describing: closed))") }
+        }
+
+        @Test func requestBodyPastTheJSONLimitsIs400NamingTheLimit() async throws {
+            let server = try await TestServer.start {
+                $0.gateway.json.maxKeysPerObject = 100
+                $0.gateway.json.maxStringBytes = 1_000
+                $0.gateway.json.maxDepth = 8
+            }
+            defer { Task { await server.stop() } }
+            let auth = ["Authorization": TestServer.serverToken]
+            let path = "/users?api_key=\(TestServer.apiKey)"
+            let keys = (0..<200).map { #""k\#($0)":1"# }.joined(separator: ",")
+            let cases = [
+                ("json_max_keys", #"{"users":{"a":{"id":"a",\#(keys)}}}"#),
+                ("json_max_string", #"{"users":{"a":{"id":"a","bio":"\#(String(repeating: "x", count: 2_000))"}}}"#),
+                ("json_max_depth", #"{"users":{"a":{"id":"a","deep":\#(String(repeating: "[", count: 20))\#(String(repeating: "]", count: 20))}}}"#),
+            ]
+            for (limit, body) in cases {
+                let answer = try server.http("POST", path, body: body, headers: auth)
+                #expect(answer.status == 400 && answer.body.contains(limit), "\(limit): \(answer.status) \(answer.body)")
+            }
+            // Within the limits, the same shapes are fine.
+            #expect(try server.http("POST", path, body: #"{"users":{"a":{"id":"a","k":1}}}"#, headers: auth).status == 200)
+        }
+
+        @Test func binaryFramesCountAgainstTheRateLimitBeforeTheyAreAnswered() async throws {
+            let server = try await TestServer.start {
+                $0.gateway.commandsPerSecond = 5
+                $0.gateway.commandBurst = 5
+            }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice"])
+            let socket = try Self.rawClient(server, user: "alice")
+            var frames: [UInt8] = []
+            for _ in 0..<200 { frames += Self.frame([1, 2, 3], opcode: 2) }
+            socket.send(frames)
+            let answer = socket.readAll(limit: 1 << 20)
+            let errors = String(decoding: answer, as: UTF8.self).components(separatedBy: "binary messages are not supported").count - 1
+            let closedWith4008 = Self.holdsClose(answer, code: 4008)
+            #expect(closedWith4008, "a flood of binary frames is closed with 4008")
+            #expect(errors <= 5, "only the burst is answered, not every frame (\(errors) answers)")
+        }
+
+        @Test func repliesToAClientThatDoesNotReadCountAgainstItsOutboundLimit() async throws {
+            let server = try await TestServer.start {
+                $0.gateway.maxOutboundBufferBytes = 64 << 10
+                $0.gateway.slowConsumerGraceMilliseconds = 200
+                $0.gateway.commandsPerSecond = 100_000
+                $0.gateway.commandBurst = 100_000
+            }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "big"])
+            // Every watch reply carries the member's 20 KB name.
+            try await server.run(.upsertUser(User(id: "big", name: String(repeating: "n", count: 20_000))))
+            let socket = try Self.rawClient(server, user: "alice", receiveBufferSize: 4096)
+            let watch = Self.frame(Array(#"{"type":"watch","cid":"messaging:general"}"#.utf8))
+            for _ in 0..<50 {
+                var batch: [UInt8] = []
+                for _ in 0..<40 { batch += watch }
+                guard socket.send(batch) else { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            var disconnects = 0.0
+            for _ in 0..<50 {
+                let metrics = OperationsTests.parsePrometheus(try server.http("GET", "/metrics").body) ?? [:]
+                disconnects = metrics["checkmark_slow_consumer_disconnects_total"] ?? 0
+                if disconnects > 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(disconnects == 1, "a client that sends commands and never reads their replies is closed as a slow consumer (4009)")
+        }
+    }
+}
