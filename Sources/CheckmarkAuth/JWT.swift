@@ -15,7 +15,13 @@ public enum JWT {
         return signingInput + "." + base64URL(hmacSHA256(key: Array(secret.utf8), message: Array(signingInput.utf8)))
     }
 
-    /// Verifies the signature and `exp` (seconds since 1970, compared with `now`) and returns the claims.
+    /// How far in the future `nbf` and `iat` may lie (clocks of the token's signer and of this server
+    /// differ a little); further, the token is refused.
+    public static let clockSkewSeconds = 60.0
+
+    /// Verifies the signature (its text must be the canonical base64url of the expected one: no
+    /// padding, no altered trailing bits), `exp`, `nbf` and `iat` (seconds since 1970, compared with
+    /// `now`), and returns the claims.
     /// - Throws: ``JWTError``.
     public static func verify(_ token: String, secret: String, now: Timestamp) throws(JWTError) -> JSONValue {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -27,10 +33,19 @@ public enum JWT {
         let alg = header["alg"]?.stringValue ?? ""
         guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
         let expected = hmacSHA256(key: Array(secret.utf8), message: Array((parts[0] + "." + parts[1]).utf8))
-        guard constantTimeEqual(expected, signature) else { throw .badSignature }
+        // The text is compared, not the decoded bytes: another spelling of the same bytes is refused.
+        guard signature.count == expected.count, constantTimeEqual(Array(base64URL(expected).utf8), Array(parts[2].utf8)) else {
+            throw .badSignature
+        }
+        let seconds = Double(now.rawValue) / 1_000_000
         if let exp = claims["exp"] {
-            guard case .number(let seconds) = exp else { throw .malformed }
-            if Double(now.rawValue) / 1_000_000 >= seconds { throw .expired }
+            guard case .number(let value) = exp else { throw .malformed }
+            if seconds >= value { throw .expired }
+        }
+        for claim in ["nbf", "iat"] {
+            guard let time = claims[claim] else { continue }
+            guard case .number(let value) = time else { throw .malformed }
+            if value > seconds + clockSkewSeconds { throw .notYetValid(claim: claim) }
         }
         return claims
     }

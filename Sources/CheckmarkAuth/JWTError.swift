@@ -9,6 +9,8 @@ public enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
     case badSignature
     /// `exp` is in the past.
     case expired
+    /// `nbf` (not before) or `iat` (issued at) is in the future, past the allowed clock skew.
+    case notYetValid(claim: String)
 
     public var description: String {
         switch self {
@@ -16,6 +18,7 @@ public enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unsupportedAlgorithm(let alg): "token algorithm \(alg) is not supported; use HS256"
         case .badSignature: "token signature is invalid"
         case .expired: "token has expired"
+        case .notYetValid(let claim): "token is not valid yet: its \(claim) is in the future"
         }
     }
 }

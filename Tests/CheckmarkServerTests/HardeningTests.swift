@@ -1,6 +1,6 @@
 import CheckmarkClient
 import CheckmarkCore
-import CheckmarkServer
+@testable import CheckmarkServer
 import CheckmarkWebSocket
 import Foundation
 import NIOCore
@@ -119,6 +119,7 @@ extension EndToEnd {
 
         @Test func repliesToAClientThatDoesNotReadCountAgainstItsOutboundLimit() async throws {
             let server = try await TestServer.start {
+                $0.maxUserProfileBytes = 64 << 10
                 $0.gateway.maxOutboundBufferBytes = 64 << 10
                 $0.gateway.slowConsumerGraceMilliseconds = 200
                 $0.gateway.commandsPerSecond = 100_000
@@ -144,6 +145,88 @@ extension EndToEnd {
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(disconnects == 1, "a client that sends commands and never reads their replies is closed as a slow consumer (4009)")
+        }
+
+        @Test func restWatchesCountAgainstTheWatchedChannelLimit() async throws {
+            let server = try await TestServer.start { $0.gateway.maxWatchedChannelsPerConnection = 2 }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice"])
+            for id in ["b", "c", "d"] {
+                try await server.run(.createChannel(cid: ChannelCID(type: "messaging", id: id), createdBy: "alice", members: ["alice"]))
+            }
+            let alice = try await server.connect("alice")
+            let auth = ["Authorization": TestServer.token("alice"), "stream-auth-type": "jwt"]
+            let answer = try server.http(
+                "POST", "/channels?api_key=\(TestServer.apiKey)&connection_id=\(alice.connectionID)",
+                body: #"{"filter_conditions":{"members":{"$in":["alice"]}},"watch":true,"limit":10}"#, headers: auth)
+            #expect(answer.status == 429 && answer.body.contains("too_many_watched_channels"), "\(answer.status) \(answer.body)")
+            let watching = try await server.server.service.read { engine in engine.watching[alice.connectionID]?.count ?? 0 }.get()
+            #expect(watching <= 2)
+        }
+
+        @Test func hideHistoryIsRefusedNotIgnored() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "bob"], members: ["alice"])
+            let answer = try server.http("POST", "/channels/messaging/general?api_key=\(TestServer.apiKey)",
+                                         body: #"{"add_members":["bob"],"hide_history":true}"#, headers: ["Authorization": TestServer.serverToken])
+            #expect(answer.status == 400 && answer.body.contains("hide_history"))
+            let members = try await server.server.service.read { engine in engine.channels[Self.general]?.members.count ?? 0 }.get()
+            #expect(members == 1, "nothing was half-applied")
+        }
+
+        @Test func distinctChannelIdsCannotBeClaimedFirstByAnotherUser() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            for user in ["ann", "ben", "eve"] { try await server.run(.upsertUser(User(id: user))) }
+            let id = RESTAPI.distinctID(members: ["ann", "ben"])
+            let eve = ["Authorization": TestServer.token("eve"), "stream-auth-type": "jwt"]
+            let claim = try server.http("POST", "/channels/messaging/\(id)/query?api_key=\(TestServer.apiKey)",
+                                        body: #"{"data":{"members":["eve"]}}"#, headers: eve)
+            #expect(claim.status == 400 && claim.body.contains("reserved"), "\(claim.status) \(claim.body)")
+            let ann = ["Authorization": TestServer.token("ann"), "stream-auth-type": "jwt"]
+            let real = try server.http("POST", "/channels/messaging/query?api_key=\(TestServer.apiKey)",
+                                       body: #"{"data":{"members":["ann","ben"]}}"#, headers: ann)
+            #expect(real.status == 200 && real.body.contains(id))
+        }
+
+        @Test func unknownUserWithoutUserDetailsIsRefusedWith4004() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            let socket = try RawSocket(port: server.port)
+            let json = ChatConnection.percentEncode(#"{"user_id":"ghost"}"#)
+            socket.send("GET /connect?json=\(json)&api_key=\(TestServer.apiKey)&authorization=\(TestServer.token("ghost")) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            let answer = socket.readAll(limit: 1 << 16)
+            let closedWith4004 = Self.holdsClose(answer, code: 4004)
+            #expect(closedWith4004)
+            let exists = try await server.server.service.read { engine in engine.users["ghost"] != nil }.get()
+            #expect(!exists, "the user was not created")
+            // With user_details, it is.
+            let created = try await server.connect("ghost")
+            #expect(created.me["id"]?.stringValue == "ghost")
+        }
+
+        /// Regression (issue 18): a 900 KiB custom field was copied into every journaled event carrying
+        /// the user, and a 266-byte request could return 39 MiB.
+        @Test func profilesOverTheLimitAreRefusedOverRESTAndAtConnect() async throws {
+            let server = try await TestServer.start { $0.maxUserProfileBytes = 1_000 }
+            defer { Task { await server.stop() } }
+            let auth = ["Authorization": TestServer.serverToken]
+            let big = String(repeating: "x", count: 2_000)
+            let upsert = try server.http("POST", "/users?api_key=\(TestServer.apiKey)",
+                                         body: #"{"users":{"a":{"id":"a","bio":"\#(big)"}}}"#, headers: auth)
+            #expect(upsert.status == 400 && upsert.body.contains("max_user_profile"), "\(upsert.status) \(upsert.body)")
+            #expect(try server.http("POST", "/users?api_key=\(TestServer.apiKey)", body: #"{"users":{"a":{"id":"a","bio":"short"}}}"#, headers: auth).status == 200)
+            // Growing it piece by piece is refused as well.
+            let patch = try server.http("PATCH", "/users?api_key=\(TestServer.apiKey)",
+                                        body: #"{"users":[{"id":"a","set":{"more":"\#(big)"}}]}"#, headers: auth)
+            #expect(patch.status == 400, "\(patch.status) \(patch.body)")
+            do {
+                _ = try await server.connect("b", details: [("bio", .string(big))])
+                Issue.record("a connection with an oversized profile was accepted")
+            } catch let ChatClientError.refused(code, _, closeCode) {
+                #expect(code == "invalid_argument" && closeCode == .policyViolation)
+            }
         }
     }
 }

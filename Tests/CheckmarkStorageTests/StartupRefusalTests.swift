@@ -51,6 +51,20 @@ struct StartupRefusalTests {
         }
     }
 
+    /// Regression (issue 18): a zero-length database file started as an empty database without a word.
+    @Test func zeroLengthDatabaseFileIsRefused() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: directory.path + "/checkmark.sqlite", contents: Data()))
+        #expect {
+            _ = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+        } throws: { error in
+            guard case StorageError.corrupt = error else { return false }
+            return "\(error)".contains("empty (0 bytes)")
+        }
+    }
+
     @Test func corruptFileIsRefused() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -184,8 +184,11 @@ def test_message_receipts_list_readers_and_deliveries_with_times_and_privacy(cli
     channel.mark_read(dan)
     receipts = client.get(f"channels/{channel.channel_type}/{channel.id}/messages/{message['id']}/receipts", params={"user_id": ann})
     assert [r["user"]["id"] for r in receipts["read_by"]] == [ben]
-    # dan hides reads, but his delivery (implied by the read) is visible.
-    assert [r["user"]["id"] for r in receipts["delivered_to"]] == [cat, dan]
+    # dan hides reads, but his delivery (implied by the read) is visible, dated by the message and
+    # not by his read (which would reveal when he read): so it lists before cat's confirmation.
+    delivered = {r["user"]["id"]: r["delivered_at"] for r in receipts["delivered_to"]}
+    assert [r["user"]["id"] for r in receipts["delivered_to"]] == [dan, cat]
+    assert delivered[dan] == message["created_at"]
     assert receipts["read_count"] == 1 and receipts["delivered_count"] == 3
     read_at = datetime.datetime.fromisoformat(receipts["read_by"][0]["read_at"].replace("Z", "+00:00"))
     assert read_at >= datetime.datetime.fromisoformat(message["created_at"].replace("Z", "+00:00"))

@@ -22,6 +22,9 @@ extension ReceiptsEngine {
         guard let userID = connections[connectionID] else { throw .unknownConnection(connectionID) }
         let channel = try channel(cid)
         _ = try member(userID, of: channel)
+        if !channel.watcherSet.contains(connectionID), watching[connectionID, default: []].count >= maxWatchedChannelsPerConnection {
+            throw .tooManyWatchedChannels(limit: maxWatchedChannelsPerConnection)
+        }
         guard channels[cid]!.addWatcher(connectionID, userID: userID) else { return .unchanged }
         watching[connectionID, default: []].insert(cid)
         return ReceiptsOutcome()

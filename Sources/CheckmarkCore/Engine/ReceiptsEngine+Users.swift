@@ -1,5 +1,6 @@
 extension ReceiptsEngine {
-    mutating func upsertUser(_ user: User, at now: Timestamp) -> ReceiptsOutcome {
+    mutating func upsertUser(_ user: User, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+        try checkProfileSize(user)
         var stored = user
         stored.createdAt = users[user.id]?.createdAt ?? now
         stored.updatedAt = now
@@ -33,9 +34,19 @@ extension ReceiptsEngine {
             default: user.custom.removeAll { $0.0 == key }
             }
         }
+        try checkProfileSize(user)
         user.updatedAt = now
         users[user.id] = user
         return ReceiptsOutcome(result: .user(user))
+    }
+
+    /// A user's profile (name, image and custom fields, as stored) may hold at most
+    /// ``maxUserProfileBytes``: it is copied into every event and response that carries the user.
+    func checkProfileSize(_ user: User) throws(ReceiptsError) {
+        let size = (user.name?.utf8.count ?? 0) + (user.image?.utf8.count ?? 0) + CommandCodec.encodeCustom(user.custom).count
+        guard size <= maxUserProfileBytes else {
+            throw .invalidArgument("user \(user.id): a profile of \(size) bytes (name, image and custom fields) is over the limit of \(maxUserProfileBytes) (max_user_profile)")
+        }
     }
 
     /// Reads `{"read_receipts": {"enabled": bool}, "delivery_receipts": {"enabled": bool}}`; absent

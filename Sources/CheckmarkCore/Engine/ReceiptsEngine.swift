@@ -26,6 +26,14 @@ public struct ReceiptsEngine: Sendable {
     /// The latest time seen: commands given an earlier time are applied at this one, so the core's
     /// time never runs backwards even when the caller's clock does.
     public internal(set) var clock = Timestamp(rawValue: 0)
+    /// Channels one connection may watch; one more is `too_many_watched_channels`. A setting of the
+    /// server, not durable state (watches end with their connections).
+    public var maxWatchedChannelsPerConnection = Int.max
+    /// Largest user profile (name, image and custom fields as stored), in bytes: it travels with
+    /// every event and response that carries the user. Stream's limit for custom data is 5 KB. A
+    /// setting of the server (`max_user_profile`); every node of a cluster must use the same.
+    public var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
+    public static let defaultMaxUserProfileBytes = 5 << 10
 
     public init() {}
 
@@ -36,7 +44,7 @@ public struct ReceiptsEngine: Sendable {
         clock = now
         do throws(ReceiptsError) {
             switch command {
-            case .upsertUser(let user): return .success(upsertUser(user, at: now))
+            case .upsertUser(let user): return .success(try upsertUser(user, at: now))
             case .updateUser(let patch): return .success(try updateUser(patch, at: now))
             case .createChannelType(let type): return .success(try createChannelType(type, at: now))
             case .updateChannelType(let name, let read, let delivery):

@@ -11,6 +11,8 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Mark unread reaches only the channel's last ``ReceiptsEngine/markUnreadWindow`` messages.
     case messageTooOld(String)
     case duplicate(String)
+    /// The connection watches as many channels as one may (`max_watched_channels`).
+    case tooManyWatchedChannels(limit: Int)
     /// Anything else malformed; the text says what.
     case invalidArgument(String)
 
@@ -25,6 +27,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAMember: "not_a_member"
         case .messageTooOld: "message_too_old"
         case .duplicate: "duplicate"
+        case .tooManyWatchedChannels: "too_many_watched_channels"
         case .invalidArgument: "invalid_argument"
         }
     }
@@ -39,6 +42,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAMember(let user, let cid): "user \(user) is not a member of channel \(cid)"
         case .messageTooOld(let id): "message \(id) is not among the channel's last \(ReceiptsEngine.markUnreadWindow) messages"
         case .duplicate(let what): "\(what) already exists"
+        case .tooManyWatchedChannels(let limit): "a connection may watch at most \(limit) channels"
         case .invalidArgument(let text): text
         }
     }

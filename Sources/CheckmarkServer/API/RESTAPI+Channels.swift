@@ -1,3 +1,4 @@
+import CheckmarkAuth
 import CheckmarkCore
 import NIOCore
 
@@ -20,6 +21,9 @@ extension RESTAPI {
         let cid: ChannelCID
         if call.parameters["id"] != nil {
             cid = try call.cid()
+            guard !cid.id.hasPrefix(Self.distinctPrefix) else {
+                throw .invalid("channel ids starting with \(Self.distinctPrefix) are reserved for distinct channels; query /channels/{type}/query with data.members")
+            }
         } else {
             guard members.count >= 2 else { throw .invalid("a channel without an id needs at least two data.members") }
             cid = try RequestFields.cid(type: call.parameters["type"] ?? "", id: Self.distinctID(members: members))
@@ -55,22 +59,30 @@ extension RESTAPI {
         }
         .flatMap { _ in
             service.read { engine in
-                try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messages: messages,
-                                            watcherCount: service.clusterWatcherCount(cid))
+                // Checked again where the answer is read: the channel may have been created meanwhile
+                // by another caller, without this user (creation and this check are not one step).
+                if case .user(let user) = caller, engine.channels[cid]?.members[user] == nil {
+                    throw WireError.forbidden("\(user) is not a member of \(cid)")
+                }
+                return try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messages: messages,
+                                                   watcherCount: service.clusterWatcherCount(cid))
             }
         }
     }
 
-    /// Stream's distinct-channel id for a member list: `!members-` and a hash of the sorted ids
-    /// (FNV-1a, 64 bits, hex), the same for the same members in any order.
+    /// Ids of distinct channels start with this; no other channel may take such an id (400), so
+    /// that a distinct channel's identity is its member set and nobody can claim it first.
+    static let distinctPrefix = "!members-"
+
+    /// Stream's distinct-channel id for a member list: ``distinctPrefix`` and the SHA-256 (first 128
+    /// bits, hex) of the distinct sorted ids, each length-prefixed so that no two sets share an
+    /// encoding; the same for the same members in any order, and infeasible to collide.
     static func distinctID(members: [String]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in Set(members).sorted().joined(separator: ",").utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
+        var encoded: [UInt8] = []
+        for id in Set(members).sorted() {
+            encoded += Array(String(id.utf8.count).utf8) + [UInt8(ascii: ":")] + Array(id.utf8) + [UInt8(ascii: ",")]
         }
-        let hex = String(hash, radix: 16)
-        return "!members-" + String(repeating: "0", count: 16 - hex.count) + hex
+        return distinctPrefix + SHA256Digest.hex(encoded).prefix(32)
     }
 
     /// `POST /channels/{type}/{id}`: `add_members` and `remove_members` (server token), optionally with a
@@ -81,6 +93,10 @@ extension RESTAPI {
         let supported: Set<String> = ["add_members", "remove_members", "message", "hide_history", "user_id", "user"]
         if let unsupported = call.body.objectValue?.first(where: { !supported.contains($0.0) && $0.1 != .null }) {
             throw .invalid("channel update \(unsupported.0) is not supported; Checkmark supports add_members and remove_members")
+        }
+        // Stream hides the history from members added with hide_history; Checkmark does not, so it says so.
+        if try RequestFields.optionalBool(call.body, "hide_history") == true {
+            throw .invalid("hide_history is not supported: members added to a channel see its history")
         }
         var commands: [ReceiptsCommand] = []
         if call.body["add_members"] != nil {

@@ -27,6 +27,8 @@ public struct WireError: Error, Sendable, Hashable {
             self.init(code: error.code, message: error.description, httpStatus: 403, streamCode: 17)
         case .duplicate:
             self.init(code: error.code, message: error.description, httpStatus: 409, streamCode: 4)
+        case .tooManyWatchedChannels:
+            self.init(code: error.code, message: error.description, httpStatus: 429, streamCode: 9)
         case .messageTooOld, .invalidArgument:
             self.init(code: error.code, message: error.description, httpStatus: 400, streamCode: 4)
         }
@@ -46,7 +48,7 @@ public struct WireError: Error, Sendable, Hashable {
         switch error {
         case .expired:
             self.init(code: "token_expired", message: error.description, httpStatus: 401, streamCode: 40)
-        case .malformed, .unsupportedAlgorithm, .badSignature:
+        case .malformed, .unsupportedAlgorithm, .badSignature, .notYetValid:
             self.init(code: "authentication_failed", message: error.description, httpStatus: 401, streamCode: 5)
         }
     }

@@ -23,6 +23,8 @@ public struct GatewayAuthenticator: Sendable {
         public var userID: String
         /// `user_details` minus `id`: applied to the user on connect (created if missing).
         public var details: [(String, JSONValue)]
+        /// Whether `user_details` was sent at all: without it, an unknown user is refused (4004).
+        public var detailsGiven = true
         /// `resume`: channels to watch at once, each with the last `channel_seq` the client saw.
         public var resume: [(ChannelCID, Int64)] = []
     }
@@ -64,6 +66,6 @@ public struct GatewayAuthenticator: Sendable {
         } catch {
             return .failure(Refusal(error: error, closeCode: GatewayCloseCode.authenticationFailed))
         }
-        return .success(Identity(userID: userID, details: details, resume: resume))
+        return .success(Identity(userID: userID, details: details, detailsGiven: json["user_details"]?.objectValue != nil, resume: resume))
     }
 }

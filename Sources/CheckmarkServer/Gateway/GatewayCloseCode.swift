@@ -22,4 +22,12 @@ public enum GatewayCloseCode {
     public static let jsonTooLarge = WebSocketCloseCode.messageTooBig
     /// Storage failed; the server is stopping.
     public static let unavailable = WebSocketCloseCode(rawValue: 1011)
+
+    /// The close code for a connection refused while it was being set up: an unknown user (4004), a
+    /// profile the client sent that is refused (1008, e.g. over `max_user_profile`), or the server
+    /// unable to take it (1011).
+    static func refusingConnect(_ error: WireError) -> WebSocketCloseCode {
+        if error.code == "unknown_user" { return unknownUser }
+        return error.httpStatus == 400 ? .policyViolation : unavailable
+    }
 }

@@ -65,6 +65,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let service = gateway.service
         let userID = identity.userID
         let details = identity.details
+        let detailsGiven = identity.detailsGiven
         // Profile fields sent with the connection update the user (creating it if it is new).
         service.read { engine in engine.users[userID] != nil }
             .flatMap { exists -> EventLoopFuture<ReceiptsOutcome> in
@@ -74,6 +75,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     let patch = details.filter { User.settableAtConnect.contains($0.0) || !User.reservedFields.contains($0.0) }
                     return patch.isEmpty ? service.engineLoop.makeSucceededFuture(.unchanged) : service.submit(.updateUser(UserPatch(id: userID, set: patch)))
                 }
+                // A user the server does not know is created only from the profile the client sent.
+                guard detailsGiven else { return service.engineLoop.makeFailedFuture(ReceiptsError.unknownUser(userID)) }
                 let user: User
                 do { user = try ResultJSON.user(id: userID, details: details) } catch {
                     return service.engineLoop.makeFailedFuture(error)
@@ -106,7 +109,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     }
                 case .failure(let error):
                     let wire = WireError(any: error)
-                    self.refuse(wire, code: wire.code == "unknown_user" ? GatewayCloseCode.unknownUser : GatewayCloseCode.unavailable)
+                    self.refuse(wire, code: GatewayCloseCode.refusingConnect(wire))
                 }
             }
     }

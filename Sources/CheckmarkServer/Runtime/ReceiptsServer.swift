@@ -47,7 +47,9 @@ public final class ReceiptsServer: Sendable {
         do {
             let recorder = try configuration.recordPath.map { path throws(TraceRecorder.Failure) in try TraceRecorder(path: path) }
             service = try await ReceiptsService.start(
-                store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger, compression: compression,
+                store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger,
+                maxWatchedChannelsPerConnection: configuration.gateway.maxWatchedChannelsPerConnection,
+                maxUserProfileBytes: configuration.maxUserProfileBytes, compression: compression,
                 recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) })
         } catch {

@@ -24,6 +24,8 @@ public struct ServerConfiguration: Sendable {
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
     /// Largest REST request body; 413 (Stream code 22) past it.
     public var maxRequestBodyBytes = HTTPLimits().maxBodySize
+    /// Largest user profile (name, image, custom fields), in bytes; 400 past it. Equal on every node.
+    public var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
     public var keepaliveSeconds = 30
     public var idleTimeoutSeconds = 120
     public var compression = true
@@ -63,7 +65,7 @@ public struct ServerConfiguration: Sendable {
             ("slow consumer grace", gateway.slowConsumerGraceMilliseconds), ("max resume events", gateway.maxResumeEvents),
             ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
             ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
-            ("json_max_string", gateway.json.maxStringBytes),
+            ("json_max_string", gateway.json.maxStringBytes), ("max_user_profile", maxUserProfileBytes),
             ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             throw Invalid(description: "\(name) must be positive, not \(value)")

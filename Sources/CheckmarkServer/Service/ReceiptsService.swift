@@ -89,17 +89,21 @@ public final class ReceiptsService: Sendable {
         var presence = ClusterPresence()
         var presenceChanged: Set<ChannelCID> = []
 
-        init(_ stored: StoredState) {
+        init(_ stored: StoredState, maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int) {
             engine = ReceiptsEngine(restoring: stored.snapshot)
+            engine.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
+            engine.maxUserProfileBytes = maxUserProfileBytes
             lastSeq = stored.lastSeq
             lastEventSeq = stored.lastEventSeq
             channelSeqs = stored.channelSeqs
         }
     }
 
-    /// Loads the state from `store` and starts serving on `engineLoop`.
+    /// Loads the state from `store` and starts serving on `engineLoop`. `maxWatchedChannelsPerConnection`
+    /// bounds the watches of one connection however they come (socket or REST).
     public static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
+        maxWatchedChannelsPerConnection: Int = .max, maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in }
@@ -109,7 +113,9 @@ public final class ReceiptsService: Sendable {
         let stored = try await writer.runIfActive { try store.load() }
         let service = try await engineLoop.submit {
             ReceiptsService(
-                store: store, engineLoop: engineLoop, writer: writer, state: State(stored), metrics: metrics,
+                store: store, engineLoop: engineLoop, writer: writer,
+                state: State(stored, maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxUserProfileBytes: maxUserProfileBytes),
+                metrics: metrics,
                 logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
         if let shared = store as? any SharedReceiptsStore {

@@ -20,6 +20,11 @@ public final class SQLiteStore: ReceiptsStore {
     public init(directory: DataDirectory) throws(StorageError) {
         self.directory = directory
         let path = directory.databasePath
+        // SQLite opens an empty file as a new, empty database: a truncated file would silently start
+        // the server with no users, channels or receipts. Only a missing file means "start afresh".
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+            throw .corrupt(path: path, reason: "the database file is empty (0 bytes); restore it from a backup, or delete it to start with no data")
+        }
         var configuration = Configuration()
         configuration.label = "checkmark"
         configuration.busyMode = .immediateError
