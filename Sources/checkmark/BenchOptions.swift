@@ -27,7 +27,10 @@ struct BenchOptions: ParsableArguments {
 
     /// Settings the local server gets unless --server-set says otherwise: rate limits out of the way
     /// (the harness sends faster than one person), and room for the slow consumers of one user.
-    static let localServerDefaults = ["commands_per_second": "1000000", "command_burst": "1000000", "max_connections_per_user": "1000"]
+    static let localServerDefaults = [
+        "commands_per_second": "1000000", "command_burst": "1000000", "max_connections_per_user": "1000",
+        "rest_requests_per_second": "1000000", "rest_request_burst": "1000000",
+    ]
 
     func validate() throws {
         guard warmup >= 0, duration > 0 else { throw ValidationError("--warmup must be >= 0 and --duration > 0") }

@@ -228,5 +228,24 @@ extension EndToEnd {
                 #expect(code == "invalid_argument" && closeCode == .policyViolation)
             }
         }
+
+        @Test func restRequestsOfOneUserTokenAreRateLimited() async throws {
+            let server = try await TestServer.start {
+                $0.restRequestsPerSecond = 2
+                $0.restRequestBurst = 5
+            }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice"])
+            let user = ["Authorization": TestServer.token("alice"), "stream-auth-type": "jwt"]
+            var statuses: [Int] = []
+            for _ in 0..<12 { statuses.append(try server.http("GET", "/unread?api_key=\(TestServer.apiKey)", headers: user).status) }
+            #expect(statuses.prefix(5).allSatisfy { $0 == 200 })
+            #expect(statuses.contains(429), "\(statuses)")
+            let limited = try server.http("GET", "/unread?api_key=\(TestServer.apiKey)", headers: user)
+            #expect(limited.status == 429 && limited.body.contains("rate_limited"))
+            // The app's backend (a server token) is not limited.
+            let backend = ["Authorization": TestServer.serverToken]
+            for _ in 0..<12 { #expect(try server.http("GET", "/unread?api_key=\(TestServer.apiKey)&user_id=alice", headers: backend).status == 200) }
+        }
     }
 }

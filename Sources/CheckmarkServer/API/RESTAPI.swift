@@ -14,6 +14,8 @@ struct RESTAPI: Sendable {
     let apiSecret: String
     /// What a request body's JSON may hold (400 past it).
     var jsonLimits: JSONLimits = .default
+    /// Each user token's request rate (429 past it).
+    var rateLimiter = RESTRateLimiter(rate: 100, burst: 200)
 
     /// One parsed request: who calls, the route's path parameters, the query and the JSON body.
     struct Call: Sendable {
@@ -40,6 +42,9 @@ struct RESTAPI: Sendable {
         let future: EventLoopFuture<[UInt8]>
         do throws(WireError) {
             let caller = try authenticate(request)
+            guard rateLimiter.admit(caller) else {
+                throw WireError.rateLimited("more than \(rateLimiter.rate) requests a second from one user; slow down")
+            }
             call = Call(caller: caller, parameters: parameters, query: request.query, body: try Self.body(of: request, limits: jsonLimits))
             future = try handle(route, call)
         } catch {

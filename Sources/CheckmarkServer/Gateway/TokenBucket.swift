@@ -14,6 +14,11 @@ struct TokenBucket {
         last = now
     }
 
+    /// Whether the bucket would be full now (its owner has been idle long enough to be forgotten).
+    func isFull(now: NIODeadline) -> Bool {
+        tokens + Double((now - last).nanoseconds) / 1e9 * rate >= burst
+    }
+
     /// Takes one token; false when none is left.
     mutating func take(now: NIODeadline) -> Bool {
         let elapsed = Double((now - last).nanoseconds) / 1e9

@@ -64,7 +64,8 @@ public final class ReceiptsServer: Sendable {
             limits: configuration.gateway, metrics: metrics, logger: logger)
         let stoppingFlag = NIOLockedValueBox(false)
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
-                           jsonLimits: configuration.gateway.json)
+                           jsonLimits: configuration.gateway.json,
+                           rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst))
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
             readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } })

@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
     /// Largest REST request body; 413 (Stream code 22) past it.
     public var maxRequestBodyBytes = HTTPLimits().maxBodySize
+    /// REST requests per second one user token may make on average, and at once (429 past them).
+    public var restRequestsPerSecond = 100
+    public var restRequestBurst = 200
     /// Largest user profile (name, image, custom fields), in bytes; 400 past it. Equal on every node.
     public var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
     public var keepaliveSeconds = 30
@@ -66,6 +69,7 @@ public struct ServerConfiguration: Sendable {
             ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
             ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
             ("json_max_string", gateway.json.maxStringBytes), ("max_user_profile", maxUserProfileBytes),
+            ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
             ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             throw Invalid(description: "\(name) must be positive, not \(value)")

@@ -193,14 +193,23 @@ public final class ReceiptsService: Sendable {
         return promise.futureResult
     }
 
-    /// Reads the engine's state as of every command submitted before, once those are durable.
+    /// Reads the engine's state as of every command submitted before, once those are durable. When
+    /// the commit of a command before it fails, the read fails too (`storage_unavailable`): what it
+    /// saw was never durable and is never served.
     public func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
         let promise = engineLoop.makePromise(of: T.self)
         engineLoop.execute {
             self.perform(durable: false) {
                 let state = self.state.value
+                // After a failed commit the engine holds what never became durable: nothing is read from it.
+                if let failed = state.failed { return promise.fail(ServiceError.storage(failed)) }
                 let value = Result { try body(state.engine) }
-                self.enqueue(Pending(entry: nil, events: [], complete: { _ in promise.completeWith(value) }, outcome: .success(.unchanged)))
+                self.enqueue(Pending(entry: nil, events: [], complete: { outcome in
+                    switch outcome {
+                    case .success: promise.completeWith(value)
+                    case .failure(let error): promise.fail(error)
+                    }
+                }, outcome: .success(.unchanged)))
             }
         }
         return promise.futureResult
@@ -618,9 +627,9 @@ public final class ReceiptsService: Sendable {
         state.accepting = false
         accepting.withLockedValue { $0 = false }
         logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"])
-        for item in items + state.pending {
-            if item.entry != nil { item.complete(.failure(.storage(error))) } else { item.complete(item.outcome) }
-        }
+        // Everything applied after the last durable commit fails, reads and connection commands
+        // included: they saw state that never became durable.
+        for item in items + state.pending { item.complete(.failure(.storage(error))) }
         state.pending = []
         for promise in state.drained { promise.succeed() }
         state.drained = []
