@@ -1,6 +1,8 @@
 """Fixtures of the compatibility suite: a real `checkmark serve` on 127.0.0.1, the official
 `stream-chat` SDK pointed at it (server side, and client side with user tokens), and independent
-WebSocket listeners on `/connect` (the `websockets` package)."""
+WebSocket listeners on `/connect` (the `websockets` package). Every answer the SDK receives is checked
+against docs/openapi.json and against Stream's own shapes (stream_shapes.py), and so is every frame a
+listener receives: the whole suite is a shape check."""
 
 import itertools
 import json
@@ -19,6 +21,8 @@ import pytest
 import re
 from stream_chat import StreamChat
 from websockets.sync.client import connect as ws_connect
+
+import stream_shapes
 
 API_KEY = "compat-key"
 API_SECRET = "compat-secret-used-only-by-the-compatibility-suite"
@@ -102,8 +106,26 @@ class OpenAPIChecker:
         schema = dict(documented["content"]["application/json"]["schema"])
         schema["components"] = self.document["components"]
         jsonschema.validate(response.json(), schema, cls=jsonschema.Draft202012Validator)
+        errors = stream_shapes.validate_response(response.request.method, path, response.status_code, response.json())
+        assert not errors, "answer does not have Stream's shape:\n" + "\n".join(errors)
         self.checked += 1
         return response
+
+
+# Frames the listeners received that do not have Stream's shape, collected by their threads and
+# reported by the `shapes_of_frames` fixture at the end of each test.
+FRAME_SHAPE_ERRORS = []
+FRAMES_CHECKED = {}
+
+
+@pytest.fixture(autouse=True)
+def shapes_of_frames():
+    """Fails the test when any WebSocket frame received during it did not have Stream's shape."""
+    FRAME_SHAPE_ERRORS.clear()
+    yield
+    errors = list(FRAME_SHAPE_ERRORS)
+    FRAME_SHAPE_ERRORS.clear()
+    assert not errors, "frames without Stream's shape:\n" + "\n".join(errors[:20])
 
 
 @pytest.fixture(scope="session")
@@ -171,15 +193,26 @@ class Listener:
         self.events = queue.Queue()
         first = json.loads(self.socket.recv(timeout=10))
         assert first["type"] == "health.check", first
+        self._check(first)
+        self.first = first
         self.connection_id = first["connection_id"]
         self.me = first["me"]
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
+    @staticmethod
+    def _check(event):
+        errors = stream_shapes.validate_event(event)
+        FRAME_SHAPE_ERRORS.extend(errors)
+        if isinstance(event, dict):
+            FRAMES_CHECKED[event.get("type")] = FRAMES_CHECKED.get(event.get("type"), 0) + 1
+
     def _run(self):
         try:
             for text in self.socket:
-                self.events.put(json.loads(text))
+                event = json.loads(text)
+                self._check(event)
+                self.events.put(event)
         except Exception:
             pass
 
