@@ -1,6 +1,7 @@
 import CheckmarkAuth
 import CheckmarkCore
 import CheckmarkWebSocket
+import Logging
 import NIOCore
 
 /// The Stream-compatible REST API (contract: Stream-compatible interface; every route in
@@ -16,6 +17,8 @@ struct RESTAPI: Sendable {
     var jsonLimits: JSONLimits = .default
     /// Each user token's request rate (429 past it).
     var rateLimiter = RESTRateLimiter(rate: 100, burst: 200)
+    /// Where refused requests are logged (rate-limited).
+    var refusals: RefusalLog?
 
     /// One parsed request: who calls, the route's path parameters, the query and the JSON body.
     struct Call: Sendable {
@@ -40,19 +43,34 @@ struct RESTAPI: Sendable {
         let started = NIODeadline.now()
         let call: Call
         let future: EventLoopFuture<[UInt8]>
+        let refusals = self.refusals
+        let refused: @Sendable (WireError, RESTCaller?) -> Void = { error, caller in
+            refusals?.refused(error.code, [
+                "status": "\(error.httpStatus)", "route": "\(request.method) \(route.template)",
+                "caller": "\(caller.map { "\($0)" } ?? "-")", "message": "\(error.message)",
+            ])
+        }
+        var caller: RESTCaller?
         do throws(WireError) {
-            let caller = try authenticate(request)
-            guard rateLimiter.admit(caller) else {
+            let authenticated = try authenticate(request)
+            caller = authenticated
+            guard rateLimiter.admit(authenticated) else {
                 throw WireError.rateLimited("more than \(rateLimiter.rate) requests a second from one user; slow down")
             }
-            call = Call(caller: caller, parameters: parameters, query: request.query, body: try Self.body(of: request, limits: jsonLimits))
+            call = Call(caller: authenticated, parameters: parameters, query: request.query, body: try Self.body(of: request, limits: jsonLimits))
             future = try handle(route, call)
         } catch {
+            refused(error, caller)
             return eventLoop.makeSucceededFuture(Self.error(error, since: started))
         }
+        let known = caller
         return future.hop(to: eventLoop)
             .map { Self.ok($0, since: started) }
-            .recover { Self.error(WireError(any: $0), since: started) }
+            .recover { failure in
+                let error = WireError(any: failure)
+                refused(error, known)
+                return Self.error(error, since: started)
+            }
     }
 
     private func handle(_ route: APIRoute, _ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {

@@ -53,6 +53,16 @@ public struct WireError: Error, Sendable, Hashable {
         }
     }
 
+    /// A refusal of the HTTP listener itself, before any route: 400 (not HTTP, bad framing), 408
+    /// (not received in time), 503 (too many pending connections).
+    public static func listenerRefusal(status: Int, message: String) -> WireError {
+        switch status {
+        case 408: WireError(code: "request_timeout", message: message, httpStatus: 408, streamCode: -1)
+        case 503: WireError(code: "unavailable", message: message, httpStatus: 503, streamCode: -1)
+        default: WireError(code: "invalid_argument", message: message, httpStatus: status, streamCode: 4)
+        }
+    }
+
     /// Any error the service's futures fail with.
     public init(any error: any Error) {
         if let wire = error as? WireError { self = wire }

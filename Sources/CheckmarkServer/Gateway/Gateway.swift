@@ -12,10 +12,13 @@ public final class Gateway: Sendable {
     public let limits: GatewayLimits
     public let metrics: ServiceMetrics
     public let logger: Logger
+    let refusals: RefusalLog
     let counter: ConnectionCounter
     private let open = NIOLockedValueBox([ObjectIdentifier: UnsafeTransfer<GatewayConnection>]())
 
-    public init(service: ReceiptsService, authenticator: GatewayAuthenticator, limits: GatewayLimits, metrics: ServiceMetrics, logger: Logger) {
+    init(service: ReceiptsService, authenticator: GatewayAuthenticator, limits: GatewayLimits, metrics: ServiceMetrics, logger: Logger,
+         refusals: RefusalLog? = nil) {
+        self.refusals = refusals ?? RefusalLog(logger: logger)
         self.service = service
         self.authenticator = authenticator
         self.limits = limits

@@ -129,6 +129,10 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     }
 
     private func refuse(_ error: WireError, code: WebSocketCloseCode) {
+        gateway.refusals.refused(error.code, [
+            "close_code": "\(code.rawValue)", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
+            "message": "\(error.message)",
+        ])
         sendJSON(Self.errorEvent(error, requestID: nil), type: "error")
         session?.close(code: code, reason: error.message)
     }
@@ -156,9 +160,6 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         switch GatewayRequest.parse(buffer.readableBytesView, limits: gateway.limits.json) {
         case .failure(let failure):
             if failure.limit != nil {
-                gateway.logger.notice("message refused: JSON limit", metadata: [
-                    "connection_id": "\(connectionID ?? "-")", "limit": "\(failure.limit ?? "-")",
-                ])
                 refuse(failure.error, code: GatewayCloseCode.jsonTooLarge)
                 return
             }
@@ -335,8 +336,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             if buffered > limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor
                 || now - since > .milliseconds(Int64(limits.slowConsumerGraceMilliseconds)) {
                 gateway.metrics.slowConsumerDisconnects.increment()
-                gateway.logger.info("slow consumer disconnected", metadata: [
-                    "connection_id": "\(connectionID ?? "-")", "buffered_bytes": "\(buffered)",
+                gateway.refusals.refused("slow_consumer", [
+                    "close_code": "4009", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
+                    "buffered_bytes": "\(buffered)",
                 ])
                 session.close(code: GatewayCloseCode.slowConsumer, reason: "outbound buffer over \(limits.maxOutboundBufferBytes) bytes for too long")
                 self.session = nil

@@ -6,8 +6,13 @@ public struct HTTPLimits: Sendable, Hashable {
     public var maxHeadSize: Int
     /// Largest request body in bytes; 413 past it.
     public var maxBodySize: Int
-    /// Time allowed for a complete request head to arrive; 408 and close past it (slowloris guard).
+    /// Time allowed for a whole request (head and body) to arrive, and the idle time allowed between
+    /// keep-alive requests; 408 and close past it (the slowloris guard).
     public var headTimeout: TimeAmount
+    /// HTTP connections open at once that have not become WebSocket connections (requests being
+    /// read, keep-alive connections between requests); past it a new connection is answered 503 and
+    /// closed, so that clients that never finish a request cannot take every descriptor.
+    public var maxPendingConnections: Int
 
     /// Each connection's write buffer water marks: above `high` bytes queued the channel reports
     /// itself not writable (and the gateway starts measuring a slow consumer), below `low` writable again.
@@ -16,9 +21,15 @@ public struct HTTPLimits: Sendable, Hashable {
     public static let maxLingerBytes = 64 << 20
     public static let writeBufferHighWaterMark = 64 * 1024
 
-    public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10)) {
+    /// Pipelined request parts held while an earlier request is answered, in bytes; past it the
+    /// connection is closed (a client may pipeline, not flood).
+    public static let maxPipelinedBytes = 2 << 20
+
+    public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10),
+                maxPendingConnections: Int = 4_096) {
         self.maxHeadSize = maxHeadSize
         self.maxBodySize = maxBodySize
         self.headTimeout = headTimeout
+        self.maxPendingConnections = maxPendingConnections
     }
 }

@@ -24,15 +24,36 @@ public final class HTTPListener: Sendable {
     ) async throws -> HTTPListener {
         let counter = ManagedAtomic<Int>(0)
         let sessionIDs: @Sendable () -> Int = { counter.wrappingIncrementThenLoad(ordering: .relaxed) }
+        let pending = PendingConnections(limit: httpLimits.maxPendingConnections)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: backlog)
+            // Out of descriptors (EMFILE, ENFILE) or memory, accepting pauses for a second instead of
+            // failing in a tight loop; the pause is reported once per occurrence.
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { error in
+                        let pause = AcceptBackoffHandler.defaultBackoffProvider(error: error)
+                        if pause != nil { routes.refused(status: 503, message: "accept paused for 1 s: \(error)", peer: "-") }
+                        return pause
+                    }))
+                }
+            }
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.writeBufferWaterMark, value: .init(
                 low: HTTPLimits.writeBufferLowWaterMark, high: HTTPLimits.writeBufferHighWaterMark))
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                guard pending.acquire() else {
+                    // Too many connections that are not WebSocket yet: refuse this one at once.
+                    let peer = channel.remoteAddress?.description ?? "-"
+                    routes.refused(status: 503, message: "more than \(pending.limit) pending HTTP connections (max_pending_connections)", peer: peer)
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ConnectionRefusalHandler(
+                            status: 503, reason: "Service Unavailable", message: "too many pending connections; try again later"))
+                    }
+                }
+                return channel.eventLoop.makeCompletedFuture {
                     let headGuard = HeadSizeGuard(limit: httpLimits.maxHeadSize)
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(headGuard)
@@ -40,7 +61,7 @@ public final class HTTPListener: Sendable {
                     try sync.addHandler(HTTPResponseEncoder())
                     try sync.addHandler(HTTPServerHandler(
                         routes: routes, handshake: handshake, limits: httpLimits, webSocket: webSocket,
-                        headGuard: headGuard, sessionIDs: sessionIDs))
+                        headGuard: headGuard, sessionIDs: sessionIDs, pending: pending))
                 }
             }
             .bind(host: host, port: port).get()

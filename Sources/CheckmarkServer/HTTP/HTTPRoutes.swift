@@ -17,12 +17,25 @@ public protocol HTTPRoutes: Sendable {
 
     /// The 413 answer to a request whose body is over `limit` bytes.
     func payloadTooLarge(limit: Int) -> HTTPResponse
+
+    /// The answer to a request refused before it reached a route: 400 (not HTTP, bad framing), 408
+    /// (not received in time), 503 (too many connections waiting).
+    func refusal(status: Int, message: String) -> HTTPResponse
+
+    /// Told of each refusal the listener makes itself (to log it), with the peer's address.
+    func refused(status: Int, message: String, peer: String)
 }
 
 extension HTTPRoutes {
     public func payloadTooLarge(limit: Int) -> HTTPResponse {
         .text(413, "request body larger than \(limit) bytes")
     }
+
+    public func refusal(status: Int, message: String) -> HTTPResponse {
+        .text(status, message)
+    }
+
+    public func refused(status: Int, message: String, peer: String) {}
 }
 
 /// A refusal to upgrade, answered as this HTTP response.

@@ -7,6 +7,11 @@ import NIOHTTP1
 /// WebSocket upgrade: the pure ``ServerHandshake`` decides, this handler writes the 101 and replaces
 /// the HTTP handlers by a ``WebSocketChannelHandler``. Bytes that arrived behind the upgrade request
 /// are handed to the WebSocket handler untouched.
+///
+/// Pipelined requests are answered one after the other, in order: parts of a request that arrive
+/// while an earlier one is being answered wait (reading pauses) and are taken up once its answer is
+/// written, an upgrade included. A whole request must arrive within ``HTTPLimits/headTimeout`` (408);
+/// a request the parser cannot frame (bad `Transfer-Encoding`, not HTTP) is answered 400 and closed.
 final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -27,7 +32,11 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let webSocket: WebSocketSettings
     private let headGuard: HeadSizeGuard
     private let sessionIDs: @Sendable () -> Int
+    private let pending: PendingConnections
     private var state: State = .idle
+    /// Parts of pipelined requests that arrived while an earlier request was being answered.
+    private var queued: [HTTPServerRequestPart] = []
+    private var queuedBytes = 0
     private var headTimer: Scheduled<Void>?
     private var keepAlive = true
     /// Lingering close after a 413: the answer is written, and the request's end arrived.
@@ -35,7 +44,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var tooLargeEnded = false
 
     init(routes: any HTTPRoutes, handshake: ServerHandshake, limits: HTTPLimits, webSocket: WebSocketSettings,
-         headGuard: HeadSizeGuard, sessionIDs: @escaping @Sendable () -> Int) {
+         headGuard: HeadSizeGuard, sessionIDs: @escaping @Sendable () -> Int, pending: PendingConnections) {
+        self.pending = pending
         self.routes = routes
         self.handshake = handshake
         self.limits = limits
@@ -50,6 +60,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         headTimer?.cancel()
+        // Upgraded or closed: no longer a pending HTTP connection.
+        pending.release()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -58,9 +70,51 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if case .responding = state {
+            hold(part, context: context)
+        } else if !queued.isEmpty {
+            hold(part, context: context)  // behind what waits already, in order
+        } else {
+            handle(part, context: context)
+        }
+    }
+
+    /// Keeps a part of a pipelined request until the answer in progress is written; reading pauses
+    /// meanwhile (backpressure), and a client holding more than ``HTTPLimits/maxPipelinedBytes`` is closed.
+    private func hold(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        queued.append(part)
+        if case .body(let chunk) = part { queuedBytes += chunk.readableBytes } else { queuedBytes += 256 }
+        if queuedBytes > HTTPLimits.maxPipelinedBytes {
+            routes.refused(status: 400, message: "more than \(HTTPLimits.maxPipelinedBytes) bytes pipelined", peer: peer(context))
+            context.close(promise: nil)
+            return
+        }
+        context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+    }
+
+    /// Takes up the pipelined parts that waited, until one of them starts an answer again.
+    private func resumeQueued(context: ChannelHandlerContext) {
+        context.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+        while !queued.isEmpty {
+            switch state {
+            case .responding, .upgraded: return
+            default: break
+            }
+            let part = queued.removeFirst()
+            if case .body(let chunk) = part { queuedBytes -= chunk.readableBytes } else { queuedBytes -= 256 }
+            handle(part, context: context)
+        }
+        if queued.isEmpty { queuedBytes = 0 }
+    }
+
+    private func peer(_ context: ChannelHandlerContext) -> String {
+        context.channel.remoteAddress?.description ?? "-"
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let head):
-            headTimer?.cancel()
             headGuard.headCompleted()
             keepAlive = head.isKeepAlive
             var headers = HTTPHeaderList()
@@ -89,6 +143,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             switch state {
             case .receiving(let request, let upgrade):
+                headTimer?.cancel()
                 state = .responding
                 if upgrade {
                     upgradeOrRefuse(request, context: context)
@@ -111,14 +166,24 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Garbage that is not HTTP: answer 400 once, then close.
-        if error is HTTPParserError, case .idle = state {
+        switch state {
+        case .idle, .receiving:
+            // Not HTTP, or framing the parser cannot follow (a bad Transfer-Encoding, a chunk size that
+            // is not hex): answer 400 once, then close.
             state = .responding
             keepAlive = false
-            write(.text(400, "malformed HTTP request"), context: context)
-            return
+            queued = []
+            let message = "malformed HTTP request: \(error)"
+            routes.refused(status: 400, message: message, peer: peer(context))
+            write(routes.refusal(status: 400, message: message), context: context)
+        case .responding:
+            // A pipelined request behind the one being answered is malformed: that answer is still
+            // written, then the connection closes.
+            keepAlive = false
+            queued = []
+        case .tooLarge, .upgraded:
+            context.close(promise: nil)
         }
-        context.close(promise: nil)
     }
 
     private func upgradeOrRefuse(_ request: HTTPRequest, context: ChannelHandlerContext) {
@@ -192,6 +257,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 self.state = .idle
                 self.headGuard.requestCompleted()
                 self.armHeadTimer(context: context)
+                self.resumeQueued(context: context)
             } else if lingering {
                 self.tooLargeAnswered = true
                 if self.tooLargeEnded { context.close(promise: nil) }
@@ -201,15 +267,25 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Slowloris guard: a request head must arrive within the limit (for keep-alive connections, this
-    /// is also the idle timeout between requests).
+    /// Slowloris guard: a whole request (head and body) must arrive within the limit (for keep-alive
+    /// connections, this is also the idle timeout between requests); 408 and close past it. A 413
+    /// still being drained is simply closed.
     private func armHeadTimer(context: ChannelHandlerContext) {
         headTimer?.cancel()
         headTimer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headTimeout) { [self] in
-            guard case .idle = state else { return }
-            keepAlive = false
-            state = .responding
-            write(.text(408, "request head not received in time"), context: context)
+            switch state {
+            case .idle, .receiving:
+                keepAlive = false
+                state = .responding
+                queued = []
+                let message = "request not received within \(limits.headTimeout.nanoseconds / 1_000_000_000) s (request_timeout)"
+                routes.refused(status: 408, message: message, peer: peer(context))
+                write(routes.refusal(status: 408, message: message), context: context)
+            case .tooLarge:
+                context.close(promise: nil)
+            case .responding, .upgraded:
+                break
+            }
         }
     }
 }

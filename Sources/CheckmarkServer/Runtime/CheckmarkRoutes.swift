@@ -1,5 +1,6 @@
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
+import Logging
 import NIOCore
 import Prometheus
 
@@ -10,6 +11,7 @@ struct CheckmarkRoutes: HTTPRoutes {
     let rest: RESTAPI
     let registry: PrometheusCollectorRegistry?
     let readiness: @Sendable () -> Bool
+    let refusals: RefusalLog
 
     func isWebSocketPath(_ path: String) -> Bool { path == "/connect" || path == Self.tracePath }
 
@@ -55,5 +57,13 @@ struct CheckmarkRoutes: HTTPRoutes {
 
     func payloadTooLarge(limit: Int) -> HTTPResponse {
         RESTAPI.error(.payloadTooLarge(limit: limit), since: .now())
+    }
+
+    func refusal(status: Int, message: String) -> HTTPResponse {
+        RESTAPI.error(WireError.listenerRefusal(status: status, message: message), since: .now())
+    }
+
+    func refused(status: Int, message: String, peer: String) {
+        refusals.refused(message, ["status": "\(status)", "peer": "\(peer)"])
     }
 }

@@ -28,6 +28,8 @@ public enum ConfigurationLoader {
         ("max_resume_events", "events one channel resume replays; further back the client re-reads state (default 10000)"),
         ("max_message_size", "largest WebSocket message in bytes, 1009 past it (default 16777216)"),
         ("max_request_body", "largest REST request body in bytes, 413 past it (default 1048576)"),
+        ("request_timeout", "seconds a whole HTTP request may take to arrive, and a keep-alive connection may idle, 408 past it (default 10)"),
+        ("max_pending_connections", "HTTP connections that are not WebSocket yet, at once, 503 past it (default 4096)"),
         ("rest_requests_per_second", "REST requests per second one user token may make; server tokens are not limited (default 100)"),
         ("rest_request_burst", "REST requests one user token may make at once above the rate, 429 past it (default 200)"),
         ("max_user_profile", "largest user profile (name, image, custom fields) in bytes, 400 past it; equal on every node (default 5120)"),
@@ -121,6 +123,8 @@ public enum ConfigurationLoader {
         case "max_message_size": c.maxMessageBytes = try int()
         case "max_request_body": c.maxRequestBodyBytes = try int()
         case "max_user_profile": c.maxUserProfileBytes = try int()
+        case "request_timeout": c.requestTimeoutSeconds = try int()
+        case "max_pending_connections": c.maxPendingConnections = try int()
         case "rest_requests_per_second": c.restRequestsPerSecond = try int()
         case "rest_request_burst": c.restRequestBurst = try int()
         case "json_max_depth": c.gateway.json.maxDepth = try int()

@@ -57,24 +57,29 @@ public final class ReceiptsServer: Sendable {
             try? await engineGroup.shutdownGracefully()
             throw error
         }
+        let refusals = RefusalLog(logger: logger)
         let gateway = Gateway(
             service: service, authenticator: GatewayAuthenticator(
                 apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                 maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection),
-            limits: configuration.gateway, metrics: metrics, logger: logger)
+            limits: configuration.gateway, metrics: metrics, logger: logger, refusals: refusals)
         let stoppingFlag = NIOLockedValueBox(false)
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                            jsonLimits: configuration.gateway.json,
-                           rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst))
+                           rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst),
+                           refusals: refusals)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
-            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } })
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals)
         let listener: HTTPListener
         do {
             listener = try await HTTPListener.bind(
                 host: configuration.host, port: configuration.port, group: group, routes: routes,
                 handshake: ServerHandshake(compression: compression),
-                httpLimits: HTTPLimits(maxBodySize: configuration.maxRequestBodyBytes), webSocket: configuration.webSocketSettings)
+                httpLimits: HTTPLimits(
+                    maxBodySize: configuration.maxRequestBodyBytes, headTimeout: .seconds(Int64(configuration.requestTimeoutSeconds)),
+                    maxPendingConnections: configuration.maxPendingConnections),
+                webSocket: configuration.webSocketSettings)
         } catch {
             await service.close()
             try? await engineGroup.shutdownGracefully()

@@ -24,6 +24,11 @@ public struct ServerConfiguration: Sendable {
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
     /// Largest REST request body; 413 (Stream code 22) past it.
     public var maxRequestBodyBytes = HTTPLimits().maxBodySize
+    /// Seconds a whole HTTP request (head and body) may take to arrive, and a keep-alive connection may
+    /// stay idle; 408 past it.
+    public var requestTimeoutSeconds = 10
+    /// HTTP connections that are not WebSocket yet, at once; 503 past it.
+    public var maxPendingConnections = HTTPLimits().maxPendingConnections
     /// REST requests per second one user token may make on average, and at once (429 past them).
     public var restRequestsPerSecond = 100
     public var restRequestBurst = 200
@@ -69,6 +74,7 @@ public struct ServerConfiguration: Sendable {
             ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
             ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
             ("json_max_string", gateway.json.maxStringBytes), ("max_user_profile", maxUserProfileBytes),
+            ("request_timeout", requestTimeoutSeconds), ("max_pending_connections", maxPendingConnections),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
             ("shutdown timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
