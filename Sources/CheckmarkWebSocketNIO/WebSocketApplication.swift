@@ -10,6 +10,13 @@ public protocol WebSocketApplication: AnyObject {
     func received(_ message: WebSocketMessage, on session: WebSocketSession)
     /// The connection is gone: closed cleanly, failed, or dropped.
     func disconnected(_ session: WebSocketSession, code: WebSocketCloseCode?)
+    /// The socket's outbound buffer crossed a water mark: writable again (below the low mark) or not
+    /// (above the high mark).
+    func writabilityChanged(_ session: WebSocketSession, isWritable: Bool)
+}
+
+extension WebSocketApplication {
+    public func writabilityChanged(_ session: WebSocketSession, isWritable: Bool) {}
 }
 
 /// A complete data message.

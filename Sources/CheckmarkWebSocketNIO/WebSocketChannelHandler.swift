@@ -59,6 +59,11 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     var canShareCompressedFrames: Bool { connection.canShareCompressedFrames }
     var sharedCompressionWindowBits: Int { connection.sharedCompressionWindowBits }
 
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if let session { application.writabilityChanged(session, isWritable: context.channel.isWritable) }
+        context.fireChannelWritabilityChanged()
+    }
+
     public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)

@@ -59,7 +59,7 @@ struct ThreadReadTests {
         #expect(s.read("a").unreadMessages == 1)
     }
 
-    @Test func threadReadMovesOnlyTheThreadAndTellsWatchersWithTheThread() throws {
+    @Test func threadReadMovesOnlyTheThreadAndTellsTheOtherParticipantsWithTheThread() throws {
         var s = try Self.started()
         try s.send("b", "r1", parent: "m1")
         try s.send("c", "r2", parent: "m1")
@@ -73,7 +73,10 @@ struct ThreadReadTests {
         guard case .messageRead(_, let lastRead, let thread) = read.payload else { Issue.record("not a message.read"); return }
         #expect(lastRead == "r2")
         #expect(thread?.parentID == "m1" && thread?.replyCount == 2 && thread?.participantCount == 3)
-        #expect(Set(read.recipients.map(\.connectionID)) == ["a1", "b1", "c1"])
+        // The other participants watching; never the reader's own connections (Stream's SDKs take a
+        // message.read of their own user as a read of the whole channel).
+        #expect(Set(read.recipients.map(\.connectionID)) == ["b1", "c1"])
+        #expect(read.audience == .watchersAmong(["b", "c"]))
         let mark = try #require(outcome.events("notification.mark_read").first)
         guard case .notificationMarkRead(_, let markLast, let threadID) = mark.payload else { Issue.record("not a mark_read"); return }
         #expect(markLast == "r2" && threadID == "m1")
@@ -90,12 +93,12 @@ struct ThreadReadTests {
         #expect(s.read("a") == before)
     }
 
-    @Test func privateReaderThreadReadReachesOnlyItsOwnConnections() throws {
+    @Test func privateReaderThreadReadReachesNobodyElse() throws {
         var s = try Self.started()
         try s.run(.updateUser(UserPatch(id: "a", set: [("privacy_settings", .object([("read_receipts", .object([("enabled", .bool(false))]))]))])))
         try s.send("b", "r1", parent: "m1")
         let outcome = try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
-        #expect(outcome.receivers("message.read").allSatisfy { $0 == "a1" })
+        #expect(outcome.receivers("message.read").isEmpty)
         #expect(outcome.receivers("notification.mark_read") == ["a1"])
     }
 
@@ -111,6 +114,20 @@ struct ThreadReadTests {
         let outcome = try s.run(.markThreadRead(cid: quiet, userID: "a", parentID: "m1"))
         #expect(outcome.events("message.read").isEmpty)
         #expect(outcome.events("notification.mark_read").count == 1)
+    }
+
+    @Test func nonParticipantWatchersDoNotGetTheThreadRead() throws {
+        var s = try Self.started()
+        try s.send("b", "r1", parent: "m1")
+        // c watches the channel but never took part in the thread.
+        let outcome = try s.run(.markThreadRead(cid: Scenario.general, userID: "a", parentID: "m1"))
+        #expect(outcome.receivers("message.read") == ["b1"])
+    }
+
+    @Test func threadAudienceSurvivesTheJournal() {
+        let audience = EventAudience.watchersAmong(["b", "c:d"])
+        #expect(EventAudience(storedValue: audience.storedValue) == audience)
+        #expect(audience.reachesWatcher("b") && !audience.reachesWatcher("a"))
     }
 
     @Test func repeatedThreadReadChangesNothing() throws {

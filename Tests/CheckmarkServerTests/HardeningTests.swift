@@ -247,5 +247,24 @@ extension EndToEnd {
             let backend = ["Authorization": TestServer.serverToken]
             for _ in 0..<12 { #expect(try server.http("GET", "/unread?api_key=\(TestServer.apiKey)&user_id=alice", headers: backend).status == 200) }
         }
+
+        /// Regression (found by the soak): a flood faster than the rate was never closed, because every
+        /// token that refilled meanwhile reset the run of refusals before it reached the burst.
+        @Test func sustainedFloodIsClosedEvenWithTokensRefillingMeanwhile() async throws {
+            let server = try await TestServer.start {
+                $0.gateway.commandsPerSecond = 50
+                $0.gateway.commandBurst = 10
+            }
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice"])
+            let alice = try await server.connect("alice")
+            // 10 commands every 20 ms (500 a second): one token refills between bursts.
+            for _ in 0..<100 {
+                for _ in 0..<10 { alice.send(raw: #"{"type":"mark_read","cid":"messaging:general"}"#) }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let closed = await alice.nextEvent(ofType: ["connection.closed"], timeout: .seconds(5))
+            if case .closed(let code) = closed { #expect(code == GatewayCloseCode.rateLimited) } else { Issue.record("not closed: \(String(describing: closed))") }
+        }
     }
 }

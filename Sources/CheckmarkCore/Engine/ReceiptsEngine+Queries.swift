@@ -15,7 +15,7 @@ extension ReceiptsEngine {
         return ThreadSummary(
             cid: channel.cid, parentID: parentID, createdBy: parent.userID, createdAt: parent.createdAt,
             lastMessageAt: thread?.replyPositions.last.map { channel.messages[$0].createdAt },
-            replyCount: thread?.replyPositions.count ?? 0, participantCount: thread?.reads.count ?? 0, title: parent.text)
+            replyCount: thread?.replyPositions.count ?? 0, participants: thread?.reads.keys.sorted() ?? [], title: parent.text)
     }
 
     /// The user's read state in each thread it participates in with unread replies, channels in cid

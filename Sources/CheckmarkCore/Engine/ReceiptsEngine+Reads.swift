@@ -45,9 +45,10 @@ extension ReceiptsEngine {
         return ReceiptsOutcome(events: events)
     }
 
-    /// Reads a thread: only its participant state moves (the channel's counts do not). The channel's
-    /// watchers get `message.read` with the thread (rules 6 and 8 apply as to channel reads) and the
-    /// reader's connections `notification.mark_read` with `thread_id`. A `parentID` that is not a
+    /// Reads a thread: only its participant state moves (the channel's counts do not). The thread's
+    /// other participants watching the channel get `message.read` with the thread (rules 6 and 8 apply
+    /// as to channel reads: nobody when the reader's read receipts are off) and the reader's
+    /// connections `notification.mark_read` with `thread_id`. A `parentID` that is not a
     /// message of the channel starting a thread is `invalid_argument` naming `thread_id`.
     mutating func markThreadRead(_ cid: ChannelCID, _ userID: String, _ parentID: String, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let reader = try user(userID)
@@ -62,7 +63,10 @@ extension ReceiptsEngine {
         let read = updated.threads[parentID]!.reads[userID]!
         var events: [ReceiptsEvent] = []
         if type(of: updated).readEvents, let thread = summary(ofThread: parentID, in: updated) {
-            let recipients = receiptRecipients(of: updated, subject: userID, shareable: reader.privacy.readReceipts)
+            // The thread's other participants watching the channel; never the reader's own connections
+            // (Stream's SDKs take any message.read of their own user as a read of the whole channel).
+            let others = Set(thread.participants).subtracting([userID])
+            let recipients = reader.privacy.readReceipts ? watcherRecipients(of: updated, withCounts: false).filter { others.contains($0.userID) } : []
             events.append(ReceiptsEvent(
                 payload: .messageRead(user: reader, lastReadMessageID: read.lastReadMessageID, thread: thread),
                 cid: cid, createdAt: read.lastRead, recipients: recipients))

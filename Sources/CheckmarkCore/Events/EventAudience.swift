@@ -12,12 +12,15 @@ public enum EventAudience: Sendable, Hashable {
     /// Members with connections that do not watch the channel (`notification.message_new`): never part
     /// of a channel's resumed history, since a watcher gets `message.new` instead.
     case nonWatchingMembers
+    /// Connections watching the channel whose users are among these (a thread read: the thread's
+    /// other participants).
+    case watchersAmong([String])
 
     /// The one user it is kept to (`user`, `userWatching`), or nil.
     public var restrictedTo: String? {
         switch self {
         case .user(let id), .userWatching(let id): id
-        case .watchers, .nonWatchingMembers: nil
+        case .watchers, .nonWatchingMembers, .watchersAmong: nil
         }
     }
 
@@ -27,6 +30,7 @@ public enum EventAudience: Sendable, Hashable {
         case .watchers: true
         case .user(let id), .userWatching(let id): id == userID
         case .nonWatchingMembers: false
+        case .watchersAmong(let users): users.contains(userID)
         }
     }
 
@@ -37,13 +41,20 @@ public enum EventAudience: Sendable, Hashable {
         return false
     }
 
-    /// The stored form: `watchers`, `user:<id>`, `user_watching:<id>` or `non_watching_members`.
+    /// The stored form: `watchers`, `user:<id>`, `user_watching:<id>`, `non_watching_members` or
+    /// `watchers_among:` and a JSON array of user ids.
     public var storedValue: String {
         switch self {
         case .watchers: "watchers"
         case .user(let id): "user:" + id
         case .userWatching(let id): "user_watching:" + id
         case .nonWatchingMembers: "non_watching_members"
+        case .watchersAmong(let users):
+            "watchers_among:" + String(decoding: {
+                var w = JSONWriter()
+                w.value(.array(users.map { .string($0) }))
+                return w.bytes
+            }(), as: UTF8.self)
         }
     }
 
@@ -57,6 +68,9 @@ public enum EventAudience: Sendable, Hashable {
                 self = .user(String(storedValue.dropFirst(5)))
             } else if storedValue.hasPrefix("user_watching:"), storedValue.count > 14 {
                 self = .userWatching(String(storedValue.dropFirst(14)))
+            } else if storedValue.hasPrefix("watchers_among:"),
+                      let list = (try? JSONParser.parse(storedValue.dropFirst(15).utf8, limits: .stored))?.arrayValue {
+                self = .watchersAmong(list.compactMap(\.stringValue))
             } else {
                 return nil
             }

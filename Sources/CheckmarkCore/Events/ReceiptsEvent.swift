@@ -24,7 +24,10 @@ public struct ReceiptsEvent: Sendable, Hashable {
         switch payload {
         case .messageNew: .watchers
         case .notificationMessageNew: .nonWatchingMembers
-        case .messageRead(let user, _, _): user.privacy.readReceipts ? .watchers : .userWatching(user.id)
+        case .messageRead(let user, _, let thread?):
+            // A thread read tells the thread's other participants, and nobody when it is private.
+            .watchersAmong(user.privacy.readReceipts ? thread.participants.filter { $0 != user.id } : [])
+        case .messageRead(let user, _, nil): user.privacy.readReceipts ? .watchers : .userWatching(user.id)
         case .messageDelivered(let user, _, _): user.privacy.deliveryReceipts ? .watchers : .userWatching(user.id)
         case .notificationMarkRead(let user, _, _), .notificationMarkUnread(let user, _, _, _, _): .user(user.id)
         }

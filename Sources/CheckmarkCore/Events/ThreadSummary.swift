@@ -10,19 +10,21 @@ public struct ThreadSummary: Sendable, Hashable {
     /// The newest reply's time, if any.
     public var lastMessageAt: Timestamp?
     public var replyCount: Int
-    public var participantCount: Int
+    public var participantCount: Int { participants.count }
+    /// The participants' ids, in order.
+    public var participants: [String]
     /// The parent message's text.
     public var title: String
 
     public init(cid: ChannelCID, parentID: String, createdBy: String, createdAt: Timestamp, lastMessageAt: Timestamp?,
-                replyCount: Int, participantCount: Int, title: String) {
+                replyCount: Int, participants: [String], title: String) {
         self.cid = cid
         self.parentID = parentID
         self.createdBy = createdBy
         self.createdAt = createdAt
         self.lastMessageAt = lastMessageAt
         self.replyCount = replyCount
-        self.participantCount = participantCount
+        self.participants = participants
         self.title = title
     }
 }

@@ -84,7 +84,8 @@ public struct MessagePagination: Sendable, Hashable {
     /// `limit` positions with `center` in their middle (fewer on one side at an end, more on the other).
     private func around(_ center: Int, in positions: [Int]) -> ArraySlice<Int> {
         guard limit > 0, !positions.isEmpty else { return [] }
-        let end = min(positions.count, max(center - (limit - 1) / 2, 0) + limit)
+        // The message at index limit / 2 of the page, as Stream's SDKs expect of an `id_around` page.
+        let end = min(positions.count, max(center - limit / 2, 0) + limit)
         return positions[max(0, end - limit)..<end]
     }
 

@@ -19,13 +19,22 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private var gone = false
     private var watched: Set<ChannelCID> = []
     private var bucket: TokenBucket
-    private var refusedInARow = 0
+    /// Commands refused for the rate in the current one-second window, and when it began.
+    private var refusedInWindow = 0
+    private var refusalWindowStart = NIODeadline.uptimeNanoseconds(0)
     /// Events fanned out between registration and the first health.check, sent right after it.
     private var framesBeforeHealthCheck: [ByteBuffer] = []
     /// Channels being resumed: their live events wait here until the missed ones are out.
     private var resuming: [ChannelCID: [(frame: ByteBuffer, channelSeq: Int64?)]] = [:]
     /// When the outbound buffer last went over the limit (nil while under it).
     private var overLimitSince: NIODeadline?
+    /// Commands received and not answered yet; and whether reading the socket is paused (too many
+    /// in flight, or the client not reading what it was sent).
+    private var inFlight = 0
+    private var readingPaused = false
+    /// Closes the connection as a slow consumer when it stays unwritable (it does not read what it
+    /// was sent) for the grace period; armed while it is unwritable.
+    private var unwritableTimer: Scheduled<Void>?
 
     init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>) {
         self.eventLoop = eventLoop
@@ -115,6 +124,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     }
 
     func disconnected(_ session: WebSocketSession, code: WebSocketCloseCode?) {
+        unwritableTimer?.cancel()
+        unwritableTimer = nil
         guard !gone else { return }
         gone = true
         self.session = nil
@@ -122,6 +133,52 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         gateway.closed(self)
         if let connectionID { _ = gateway.service.submit(.disconnect(connectionID: connectionID)) }
         if holdsSlot, let userID { gateway.counter.release(userID) }
+    }
+
+    func writabilityChanged(_ session: WebSocketSession, isWritable: Bool) {
+        updateReading()
+        unwritableTimer?.cancel()
+        unwritableTimer = nil
+        guard !isWritable else { return }
+        let grace = TimeAmount.milliseconds(Int64(gateway.limits.slowConsumerGraceMilliseconds))
+        unwritableTimer = eventLoop.assumeIsolated().scheduleTask(in: grace) { [self] in
+            guard let session = self.session, !session.isWritable else { return }
+            slowConsumer(session, buffered: session.bufferedOutboundBytes, reason: "did not read what it was sent for \(grace.nanoseconds / 1_000_000) ms")
+        }
+    }
+
+    /// Reads the client's commands only while it reads what it is sent (the socket is writable) and
+    /// fewer than ``GatewayLimits/maxCommandsInFlight`` of its commands wait for their answers.
+    private func updateReading() {
+        guard let session else { return }
+        let read = inFlight < GatewayLimits.maxCommandsInFlight && session.isWritable
+        guard read == readingPaused else { return }
+        readingPaused = !read
+        session.setReading(read)
+    }
+
+    /// Closes the connection as a slow consumer (4009); nothing more is queued for it.
+    private func slowConsumer(_ session: WebSocketSession, buffered: Int, reason: String) {
+        gateway.metrics.slowConsumerDisconnects.increment()
+        gateway.refusals.refused("slow_consumer", [
+            "close_code": "4009", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
+            "buffered_bytes": "\(buffered)", "message": "\(reason)",
+        ])
+        unwritableTimer?.cancel()
+        unwritableTimer = nil
+        session.close(code: GatewayCloseCode.slowConsumer, reason: reason)
+        self.session = nil
+    }
+
+    /// A command starts (its answer will follow) or is answered.
+    private func began() {
+        inFlight += 1
+        updateReading()
+    }
+
+    private func answered() {
+        inFlight -= 1
+        updateReading()
     }
 
     func close(code: WebSocketCloseCode, reason: String) {
@@ -142,16 +199,23 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     func received(_ message: WebSocketMessage, on session: WebSocketSession) {
         gateway.metrics.framesIn.increment()
         // Every message, binary ones too, is counted against the rate before it is answered.
-        guard bucket.take(now: .now()) else {
-            refusedInARow += 1
-            if refusedInARow > gateway.limits.commandBurst {
+        let now = NIODeadline.now()
+        guard bucket.take(now: now) else {
+            // Sustained excess closes (4008): more refusals within one second than the burst allows. A
+            // refilled token now and then does not reset it (a flood faster than the rate never ends
+            // in a run of refusals long enough otherwise).
+            if now - refusalWindowStart > .seconds(1) {
+                refusalWindowStart = now
+                refusedInWindow = 0
+            }
+            refusedInWindow += 1
+            if refusedInWindow > gateway.limits.commandBurst {
                 refuse(.rateLimited("more than \(gateway.limits.commandsPerSecond) commands a second, for too long"), code: GatewayCloseCode.rateLimited)
             } else {
                 reply(error: .rateLimited("more than \(gateway.limits.commandsPerSecond) commands a second; slow down"), requestID: nil)
             }
             return
         }
-        refusedInARow = 0
         guard case .text(let buffer) = message else {
             reply(error: .invalid("binary messages are not supported; send JSON text"), requestID: nil)
             return
@@ -171,8 +235,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         if case .healthCheck = request.kind {
             guard let connectionID, let userID else { return }
             let service = gateway.service
+            began()
             service.read { engine in Self.healthCheck(engine: engine, userID: userID, connectionID: connectionID) }
-                .hop(to: eventLoop).assumeIsolated().whenSuccess { self.sendJSON($0, type: "health.check") }
+                .hop(to: eventLoop).assumeIsolated().whenComplete { result in
+                    if case .success(let event) = result { self.sendJSON(event, type: "health.check") }
+                    self.answered()
+                }
             return
         }
         guard let connectionID, let userID else {
@@ -211,6 +279,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             result = service.submit(.markDelivered(userID: userID, latest: latest)).map { _ in Self.emptyObject }
         }
         let requestID = request.requestID
+        began()
         result.hop(to: eventLoop).assumeIsolated().whenComplete { outcome in
             switch outcome {
             case .success(let json):
@@ -218,6 +287,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             case .failure(let error):
                 self.reply(error: WireError(any: error), requestID: requestID)
             }
+            self.answered()
         }
     }
 
@@ -243,6 +313,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         }
         watched.insert(cid)
         let service = gateway.service
+        began()
         service.watch(connectionID: connectionID, userID: userID, cid: cid, resumingAfter: lastSeq, maxResumeEvents: limits.maxResumeEvents)
             .flatMap { resume in
                 service.read { engine in
@@ -259,6 +330,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                     self.reply(error: WireError(any: error), requestID: requestID)
                     if lastSeq != nil { self.releaseHeld(cid) }
                 }
+                self.answered()
             }
     }
 
@@ -335,13 +407,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             overLimitSince = since
             if buffered > limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor
                 || now - since > .milliseconds(Int64(limits.slowConsumerGraceMilliseconds)) {
-                gateway.metrics.slowConsumerDisconnects.increment()
-                gateway.refusals.refused("slow_consumer", [
-                    "close_code": "4009", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
-                    "buffered_bytes": "\(buffered)",
-                ])
-                session.close(code: GatewayCloseCode.slowConsumer, reason: "outbound buffer over \(limits.maxOutboundBufferBytes) bytes for too long")
-                self.session = nil
+                slowConsumer(session, buffered: buffered, reason: "outbound buffer over \(limits.maxOutboundBufferBytes) bytes for too long")
                 return false
             }
         } else {

@@ -22,6 +22,10 @@ public struct GatewayLimits: Sendable, Hashable {
     public var maxResumeEvents: Int
     /// What a client's JSON may hold, on the socket and in REST bodies (`json_max_*`).
     public var json: JSONLimits = .default
+    /// Commands of one connection being answered at once; past it the connection's socket is not read
+    /// until answers went out (as while its outbound buffer is above the high-water mark), so that a
+    /// client sending faster than it reads holds at most this many answers in the server.
+    public static let maxCommandsInFlight = 32
     /// Past this many times ``maxOutboundBufferBytes`` a connection is disconnected at once: the bound
     /// on what one client can make the server hold.
     public static let hardOutboundLimitFactor = 8
