@@ -275,7 +275,6 @@ class Soak:
                 # bad{i} is a member of soak{i // 10}: every watch is answered with the channel's state.
                 watch = frame(json.dumps({"type": "watch", "cid": f"messaging:soak{i // 10}"}).encode())
                 deadline = time.time() + seconds
-                closed = False
                 while time.time() < deadline:
                     writer.write(watch * 20)
                     try:
@@ -283,7 +282,6 @@ class Soak:
                     except (asyncio.TimeoutError, ConnectionError):
                         pass
                     if writer.transport.is_closing():
-                        closed = True
                         break
                     await asyncio.sleep(0.05)
                 writer.close()

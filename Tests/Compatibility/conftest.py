@@ -38,6 +38,34 @@ def unique(prefix):
     return f"{prefix}-{os.getpid()}-{next(_counter)}"
 
 
+def room(client, members, type_="messaging"):
+    """A fresh channel of `type_` with `members`, created by the first."""
+    channel = client.channel(type_, unique("room"), data={"members": members})
+    channel.create(members[0])
+    return channel
+
+
+def watch(listener, channel):
+    """Makes `listener` watch `channel` over the socket; returns the reply."""
+    request_id = unique("w")
+    listener.send({"type": "watch", "cid": channel.cid, "request_id": request_id})
+    reply = listener.next("reply")
+    assert reply["request_id"] == request_id
+    return reply
+
+
+def delivery_type(client, read_events=True):
+    """A fresh channel type with delivery events on."""
+    name = unique("dlv").replace("-", "_")
+    client.create_channel_type({"name": name, "delivery_events": True, "read_events": read_events})
+    return name
+
+
+def reads_of(state):
+    """A channel state's read states by user id."""
+    return {r["user"]["id"]: r for r in state["read"]}
+
+
 def _binary():
     path = os.environ.get("CHECKMARK_BINARY") or str(ROOT / ".build" / "debug" / "checkmark")
     if not os.path.exists(path):

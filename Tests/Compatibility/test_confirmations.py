@@ -6,23 +6,7 @@ import datetime
 import pytest
 from stream_chat.base.exceptions import StreamAPIException
 
-from conftest import unique
-
-
-def reads_of(state):
-    return {r["user"]["id"]: r for r in state["read"]}
-
-
-def room(client, members, type_="messaging"):
-    channel = client.channel(type_, unique("room"), data={"members": members})
-    channel.create(members[0])
-    return channel
-
-
-def delivery_type(client, read_events=True):
-    name = unique("dlv").replace("-", "_")
-    client.create_channel_type({"name": name, "delivery_events": True, "read_events": read_events})
-    return name
+from conftest import delivery_type, reads_of, room
 
 
 def test_unread_counts_follow_rule_4_without_own_messages(client, users):

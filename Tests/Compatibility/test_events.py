@@ -2,29 +2,7 @@
 several connections, while the official SDK drives the server: who receives what, the fields, and who
 receives nothing (each 'none' waits long enough to be sure), rule by rule."""
 
-import pytest
-
-from conftest import unique
-
-
-def room(client, members, type_="messaging"):
-    channel = client.channel(type_, unique("room"), data={"members": members})
-    channel.create(members[0])
-    return channel
-
-
-def watch(listener, channel):
-    request_id = unique("w")
-    listener.send({"type": "watch", "cid": channel.cid, "request_id": request_id})
-    reply = listener.next("reply")
-    assert reply["request_id"] == request_id
-    return reply
-
-
-def delivery_type(client, read_events=True):
-    name = unique("dlv").replace("-", "_")
-    client.create_channel_type({"name": name, "delivery_events": True, "read_events": read_events})
-    return name
+from conftest import delivery_type, room, watch
 
 
 def test_first_event_is_health_check_with_connection_id_and_me(client, users, listen):

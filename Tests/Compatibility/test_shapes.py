@@ -5,19 +5,8 @@ privacy on and off, thread reads and paging, and validates every body and frame 
 
 import copy
 
-from conftest import FRAMES_CHECKED, unique
+from conftest import FRAMES_CHECKED, room, unique, watch
 from stream_shapes import EVENTS, validate, validate_event, validate_response
-
-
-def room(client, members, type_="messaging"):
-    channel = client.channel(type_, unique("room"), data={"members": members})
-    channel.create(members[0])
-    return channel
-
-
-def watch(listener, channel):
-    listener.send({"type": "watch", "cid": channel.cid, "request_id": unique("w")})
-    return listener.next("reply")
 
 
 class Recorder:

@@ -5,25 +5,7 @@ thread read moves only the thread; unread_threads everywhere the totals go; repl
 import pytest
 from stream_chat.base.exceptions import StreamAPIException
 
-from conftest import unique
-
-
-def room(client, members, type_="messaging"):
-    channel = client.channel(type_, unique("room"), data={"members": members})
-    channel.create(members[0])
-    return channel
-
-
-def watch(listener, channel):
-    request_id = unique("w")
-    listener.send({"type": "watch", "cid": channel.cid, "request_id": request_id})
-    reply = listener.next("reply")
-    assert reply["request_id"] == request_id
-    return reply
-
-
-def reads_of(state):
-    return {r["user"]["id"]: r for r in state["read"]}
+from conftest import reads_of, room, watch
 
 
 def unread(client, user):
