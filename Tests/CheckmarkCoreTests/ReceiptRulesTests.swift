@@ -146,4 +146,21 @@ struct ReceiptRulesTests {
         _ = try s.engine.apply(.sendMessage(cid: Scenario.general, userID: "a", draft: MessageDraft(id: "y", text: "2")), at: time).get()
         #expect(s.message("x").createdAt < s.message("y").createdAt)
     }
+
+    /// Regression (issue 18): message ids were global, so `409 already exists` told a user that an id
+    /// was taken in a channel it cannot see. Ids are unique within a channel.
+    @Test func messageIdTakenInAnotherChannelIsNotRevealed() throws {
+        var s = Scenario()
+        try s.users("a", "b", "c")
+        let other = ChannelCID(type: "messaging", id: "other")
+        try s.channel(members: ["a", "b"])
+        try s.channel(other, members: ["c"])
+        try s.send("c", "secret-id", in: other)
+        try s.send("a", "secret-id")
+        #expect(s.engine.messageChannels["secret-id"] == [other, Scenario.general])
+        guard case .duplicate = s.refuse(.sendMessage(cid: Scenario.general, userID: "b", draft: MessageDraft(id: "secret-id", text: "again"))) else {
+            Issue.record("a duplicate within the channel was accepted")
+            return
+        }
+    }
 }

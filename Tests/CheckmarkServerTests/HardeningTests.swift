@@ -266,5 +266,29 @@ extension EndToEnd {
             let closed = await alice.nextEvent(ofType: ["connection.closed"], timeout: .seconds(5))
             if case .closed(let code) = closed { #expect(code == GatewayCloseCode.rateLimited) } else { Issue.record("not closed: \(String(describing: closed))") }
         }
+
+        /// With message ids unique per channel, the replies of `p` are those of the channel the caller
+        /// may read; a channel it cannot read is not named to it.
+        @Test func repliesOfAnIdInSeveralChannelsComeFromTheCallersChannel() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            let secret = ChannelCID(type: "messaging", id: "secret")
+            try await server.setUp(users: ["ann", "eve"], members: ["ann"])
+            try await server.run(.createChannel(cid: secret, createdBy: "eve", members: ["eve"]))
+            for (cid, user) in [(Self.general, "ann"), (secret, "eve")] {
+                try await server.run(.sendMessage(cid: cid, userID: user, draft: MessageDraft(id: "p", text: "parent")))
+                try await server.run(.sendMessage(cid: cid, userID: user, draft: MessageDraft(id: "r-\(user)", text: "reply", parentID: "p")))
+            }
+            let ann = ["Authorization": TestServer.token("ann"), "stream-auth-type": "jwt"]
+            let mine = try server.http("GET", "/messages/p/replies?api_key=\(TestServer.apiKey)", headers: ann)
+            #expect(mine.status == 200 && mine.body.contains("r-ann") && !mine.body.contains("r-eve"))
+            let outsider = ["Authorization": TestServer.token("zed"), "stream-auth-type": "jwt"]
+            let unseen = try server.http("GET", "/messages/p/replies?api_key=\(TestServer.apiKey)", headers: outsider)
+            #expect(unseen.status == 404 && !unseen.body.contains("secret"))
+            let backend = ["Authorization": TestServer.serverToken]
+            #expect(try server.http("GET", "/messages/p/replies?api_key=\(TestServer.apiKey)", headers: backend).status == 400)
+            let named = try server.http("GET", "/messages/p/replies?api_key=\(TestServer.apiKey)&cid=messaging:secret", headers: backend)
+            #expect(named.status == 200 && named.body.contains("r-eve"))
+        }
     }
 }

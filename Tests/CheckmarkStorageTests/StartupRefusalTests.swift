@@ -1,4 +1,5 @@
-import CheckmarkStorage
+@testable import CheckmarkStorage
+import CheckmarkCore
 import Foundation
 import GRDB
 import Testing
@@ -63,6 +64,33 @@ struct StartupRefusalTests {
             guard case StorageError.corrupt = error else { return false }
             return "\(error)".contains("empty (0 bytes)")
         }
+    }
+
+    /// The v4 migration (message ids unique per channel) rebuilds the messages table: what a v3
+    /// database held is all there afterwards, and the same id may then stand in two channels.
+    @Test func databaseOfTheFormerSchemaMigratesWithItsMessages() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: directory.path + "/checkmark.sqlite")
+        try SQLiteSchema.migrator.migrate(queue, upTo: "v3-thread-reads")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO channels (cid, created_by, created_at) VALUES ('messaging:a', NULL, 1), ('messaging:b', NULL, 1)")
+            try db.execute(sql: """
+                INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent)
+                VALUES ('messaging:a', 0, 'm1', 'u', 'hello', 'regular', 5, NULL, 0, 0)
+                """)
+        }
+        try queue.close()
+        let store = try SQLiteStore(directory: try DataDirectory(path: directory.path))
+        defer { store.close() }
+        let loaded = try store.load().snapshot.channels.first { $0.cid.description == "messaging:a" }
+        #expect(loaded?.messages.map(\.id) == ["m1"] && loaded?.messages.first?.text == "hello")
+        let b = ChannelCID(type: "messaging", id: "b")
+        var batch = CommitBatch()
+        batch.messages = [(0, Message(id: "m1", cid: b, userID: "u", text: "same id", createdAt: Timestamp(rawValue: 6)))]
+        try store.commit(batch)
+        #expect(try store.load().snapshot.channels.first { $0.cid == b }?.messages.first?.text == "same id")
     }
 
     @Test func corruptFileIsRefused() throws {

@@ -8,7 +8,7 @@ extension ReceiptsEngine {
         let sender = try user(userID)
         let message = try validatedMessage(draft, in: cid, from: userID, at: now)
         channels[cid]!.append(message)
-        messageChannels[message.id] = cid
+        messageChannels[message.id, default: []].append(cid)
         if message.parentID != nil {
             for change in channels[cid]!.recordReply(at: channels[cid]!.messages.count - 1) { adjustThreadTotals(change) }
         }
@@ -69,12 +69,13 @@ extension ReceiptsEngine {
                   !given.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
                 throw .invalidArgument("message id must be 1 to \(Self.maxMessageIDBytes) printable bytes")
             }
-            guard messageChannels[given] == nil else { throw .duplicate("message \(given)") }
+            // Unique within the channel: whether the id is taken elsewhere is none of the sender's business.
+            guard channel.messageIndex[given] == nil else { throw .duplicate("message \(given) in \(cid)") }
             id = given
         } else {
             repeat {
                 generatedMessageIDs += 1
-            } while messageChannels["\(cid.id)-\(generatedMessageIDs)"] != nil
+            } while channel.messageIndex["\(cid.id)-\(generatedMessageIDs)"] != nil
             id = "\(cid.id)-\(generatedMessageIDs)"
         }
         let createdAt = channel.messages.last.map { max(now, $0.createdAt.successor) } ?? now

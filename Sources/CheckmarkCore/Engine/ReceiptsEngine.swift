@@ -19,8 +19,9 @@ public struct ReceiptsEngine: Sendable {
     public internal(set) var watching: [String: Set<ChannelCID>] = [:]
     /// Each user's totals over all their channels, kept in step with every unread change.
     public internal(set) var totals: [String: UnreadCounts] = [:]
-    /// Message id to channel, for global uniqueness and look-up.
-    public internal(set) var messageChannels: [String: ChannelCID] = [:]
+    /// Message id to the channels holding a message of that id, oldest first. Ids are unique within a
+    /// channel only: a global check would tell a user that an id is taken in a channel it cannot see.
+    public internal(set) var messageChannels: [String: [ChannelCID]] = [:]
     /// Counter behind generated message ids.
     public internal(set) var generatedMessageIDs = 0
     /// The latest time seen: commands given an earlier time are applied at this one, so the core's

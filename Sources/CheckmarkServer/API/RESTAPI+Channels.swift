@@ -213,18 +213,33 @@ extension RESTAPI {
     static let defaultRepliesPerPage = 25
 
     /// `GET /messages/{parent_id}/replies`: the thread's replies, paged like a channel's messages
-    /// (`limit`, `id_lt`, `id_gt`, ... in the query) and oldest first. A user token must be a member of
-    /// the channel (403); an unknown parent is 404; a reply as parent is 400 (threads do not nest).
+    /// (`limit`, `id_lt`, `id_gt`, ... in the query) and oldest first. The parent is looked for in the
+    /// channels the caller may read (all, for a server token; `?cid=` names one): none is 404, several
+    /// is 400; a reply as parent is 400 (threads do not nest).
     func replies(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         let parentID = call.parameters["parent_id"] ?? ""
         let pagination = try MessagePagination.parse(query: call.query, defaultLimit: Self.defaultRepliesPerPage, maxLimit: Self.maxRepliesPerPage)
         let caller = call.caller
+        let named = try call.query["cid"].map { text throws(WireError) -> ChannelCID in
+            guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
+            return cid
+        }
         return service.read { engine in
-            guard let cid = engine.messageChannels[parentID], let channel = engine.channels[cid],
-                  let index = channel.messageIndex[parentID] else { throw ReceiptsError.unknownMessage(parentID) }
-            if case .user(let user) = caller, channel.members[user] == nil {
-                throw WireError.forbidden("\(user) is not a member of \(cid)")
+            // Message ids are unique within a channel: the parent's channel is the one of those holding
+            // it that the caller may read (or `?cid=`).
+            var candidates = engine.messageChannels[parentID] ?? []
+            if let named { candidates = candidates.filter { $0 == named } }
+            if case .user(let user) = caller {
+                let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }
+                // A message in channels the caller cannot read does not exist for it (404, not 403,
+                // which would name a channel it cannot see).
+                candidates = visible
             }
+            guard candidates.count <= 1 else {
+                throw WireError.invalid("message \(parentID) stands in several channels (\(candidates.map(\.description).joined(separator: ", "))); name one with ?cid=")
+            }
+            guard let cid = candidates.first, let channel = engine.channels[cid],
+                  let index = channel.messageIndex[parentID] else { throw ReceiptsError.unknownMessage(parentID) }
             guard channel.messages[index].parentID == nil else {
                 throw WireError.invalid("parent_id \(parentID) is itself a reply; threads do not nest")
             }

@@ -53,5 +53,10 @@ enum PostgresSchema {
                 cid TEXT NOT NULL, parent_id TEXT NOT NULL, user_id TEXT NOT NULL, read_count BIGINT NOT NULL,
                 last_read BIGINT NOT NULL, last_read_message_id TEXT, PRIMARY KEY (cid, parent_id, user_id));
             """),
+        // Message ids are unique within their channel, not across channels.
+        ("v4-message-ids-per-channel", """
+            ALTER TABLE messages DROP CONSTRAINT messages_id_key;
+            ALTER TABLE messages ADD CONSTRAINT messages_cid_id_key UNIQUE (cid, id);
+            """),
     ]
 }

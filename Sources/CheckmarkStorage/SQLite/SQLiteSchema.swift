@@ -102,6 +102,31 @@ enum SQLiteSchema {
                 ) WITHOUT ROWID
                 """)
         }
+        migrator.registerMigration("v4-message-ids-per-channel") { db in
+            // Message ids are unique within their channel, not across channels (a global check told a
+            // user that an id was taken in a channel it cannot see). SQLite cannot drop a constraint:
+            // the table is rebuilt.
+            try db.execute(sql: """
+                CREATE TABLE messages_v4 (
+                    cid TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    parent_id TEXT,
+                    show_in_channel INTEGER NOT NULL,
+                    silent INTEGER NOT NULL,
+                    PRIMARY KEY (cid, position),
+                    UNIQUE (cid, id)
+                ) WITHOUT ROWID;
+                INSERT INTO messages_v4 (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent)
+                    SELECT cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent FROM messages;
+                DROP TABLE messages;
+                ALTER TABLE messages_v4 RENAME TO messages;
+                """)
+        }
         return migrator
     }
 }
