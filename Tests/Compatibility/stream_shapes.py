@@ -5,7 +5,11 @@ OpenAPI description; its "about" names the source).
 `validate(value, "OwnUserResponse")` returns a list of errors, each with the JSON path where it was
 found: a required key missing or null, or a present key of the wrong type. Keys the description does
 not list are allowed (Checkmark adds its own, e.g. `channel_seq`). A type named in the description but
-not described in the file (ThreadResponse, ChannelMute, ...) only has to be a JSON object."""
+not described in the file (ThreadResponse, ChannelMute, ...) only has to be a JSON object.
+
+`validate_event(frame)` picks the shape by the frame's `type` (frames that are not Stream's events
+pass) and also requires the few optional fields the SDKs read (EVENT_CONTRACT); `validate_response`
+picks it by method and route (error answers pass)."""
 
 import json
 import re
@@ -120,15 +124,30 @@ def validate(value, name, path=None):
     return errors
 
 
+# Fields Stream's description leaves optional but that Checkmark's events always carry because the
+# SDKs read them (docs/protocol.md, Events): the JavaScript SDK copies `me` of the health.check into
+# its user (me.mutes, me.channel_mutes), and takes the channel's config of a notification.message_new
+# as the config of a channel it never queried (read_events and delivery_events decide its receipts).
+EVENT_CONTRACT = {
+    "health.check": [((), "me", "HealthCheckEvent")],
+    "notification.message_new": [(("channel",), "config", "ChannelResponse")],
+}
+
+
 def validate_event(event):
-    """Errors of a WebSocket frame: Stream's events against their shapes (health.check must carry
-    `me`), others (replies, errors, Checkmark's channel.resumed) are not Stream's and pass."""
+    """Errors of a WebSocket frame: Stream's events against their shapes, with the fields of
+    EVENT_CONTRACT required too; others (replies, errors, Checkmark's channel.resumed) are not
+    Stream's and pass."""
     name = EVENTS.get(event.get("type")) if isinstance(event, dict) else None
     if name is None:
         return []
     errors = validate(event, name, event["type"])
-    if event["type"] == "health.check" and "me" not in event:
-        errors.append("health.check: missing 'me' (the SDK copies me.mutes and me.channel_mutes)")
+    for parents, key, shape in EVENT_CONTRACT.get(event["type"], []):
+        owner, path = event, event["type"]
+        for parent in parents:
+            owner, path = owner.get(parent) if isinstance(owner, dict) else None, f"{path}.{parent}"
+        if isinstance(owner, dict) and owner.get(key) is None:
+            errors.append(f"{path}: missing required '{key}' ({shape}, as Checkmark sends it)")
     return errors
 
 

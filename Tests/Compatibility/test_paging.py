@@ -10,17 +10,18 @@ from conftest import unique
 
 @pytest.fixture(scope="module")
 def long_channel(client):
-    """A channel of 300 channel messages (with thread-only replies in between), and their ids and times."""
+    """A channel of 300 channel messages with thread-only replies in between: the channel, a member,
+    the messages and the replies."""
     ann, ben = unique("ann"), unique("ben")
     client.upsert_users([{"id": ann}, {"id": ben}])
     channel = client.channel("messaging", unique("long"), data={"members": [ann, ben]})
     channel.create(ann)
-    messages = []
+    messages, replies = [], []
     for index in range(300):
         messages.append(channel.send_message({"text": f"m{index}"}, ann if index % 2 else ben)["message"])
         if index % 50 == 0:
-            channel.send_message({"text": "thread only", "parent_id": messages[-1]["id"]}, ann)
-    return channel, ann, messages
+            replies.append(channel.send_message({"text": "thread only", "parent_id": messages[-1]["id"]}, ann)["message"])
+    return channel, ann, messages, replies
 
 
 def page(channel, user, **params):
@@ -28,12 +29,12 @@ def page(channel, user, **params):
 
 
 def test_without_cursor_the_newest_page_oldest_first(long_channel):
-    channel, ann, messages = long_channel
+    channel, ann, messages, replies = long_channel
     assert page(channel, ann, limit=25) == [m["id"] for m in messages[-25:]]
 
 
 def test_walking_backwards_and_forwards_sees_every_message_once_in_order(long_channel):
-    channel, ann, messages = long_channel
+    channel, ann, messages, replies = long_channel
     ids = [m["id"] for m in messages]
     seen = []
     current = page(channel, ann, limit=50)
@@ -50,7 +51,7 @@ def test_walking_backwards_and_forwards_sees_every_message_once_in_order(long_ch
 
 
 def test_walking_by_time_sees_every_message_once_in_order(long_channel):
-    channel, ann, messages = long_channel
+    channel, ann, messages, replies = long_channel
     ids = [m["id"] for m in messages]
     by_id = {m["id"]: m["created_at"] for m in messages}
     seen = []
@@ -68,7 +69,7 @@ def test_walking_by_time_sees_every_message_once_in_order(long_channel):
 
 
 def test_every_cursor_selects_its_page(long_channel):
-    channel, ann, messages = long_channel
+    channel, ann, messages, replies = long_channel
     ids = [m["id"] for m in messages]
     at = {m["id"]: m["created_at"] for m in messages}
     assert page(channel, ann, limit=3, id_lte=ids[10]) == ids[8:11]
@@ -79,7 +80,7 @@ def test_every_cursor_selects_its_page(long_channel):
 
 
 def test_two_cursors_or_a_cursor_of_another_list_are_a_400_naming_them(long_channel):
-    channel, ann, messages = long_channel
+    channel, ann, messages, replies = long_channel
     with pytest.raises(StreamAPIException) as both:
         page(channel, ann, limit=5, id_lt=messages[5]["id"], id_gt=messages[1]["id"])
     assert both.value.status_code == 400
@@ -87,6 +88,18 @@ def test_two_cursors_or_a_cursor_of_another_list_are_a_400_naming_them(long_chan
     with pytest.raises(StreamAPIException) as unknown:
         page(channel, ann, limit=5, id_lt="no-such-message")
     assert unknown.value.status_code == 400 and "id_lt" in unknown.value.error_message
+    with pytest.raises(StreamAPIException) as reply:
+        page(channel, ann, limit=5, id_gt=replies[0]["id"])
+    assert reply.value.status_code == 400 and "id_gt" in reply.value.error_message, "a thread-only reply is not in the list"
+
+
+def test_thread_only_replies_never_appear_in_the_channels_pages(long_channel):
+    channel, ann, messages, replies = long_channel
+    reply_ids = {r["id"] for r in replies}
+    for params in ({"limit": 300}, {"limit": 3, "id_around": messages[50]["id"]},
+                   {"limit": 3, "created_at_around": replies[1]["created_at"]}, {"limit": 10, "id_gte": messages[100]["id"]}):
+        got = page(channel, ann, **params)
+        assert got and not reply_ids & set(got), params
 
 
 def test_stop_watching_over_rest_ends_the_channels_events_for_that_connection(client, users, listen):

@@ -1,12 +1,16 @@
 """Shape conformance: every object and event Checkmark serves has the fields Stream's API description
 marks required, with Stream's JSON types (stream-shapes.json). The validator is proven on real frames
-with a required field removed; then one run drives every route and every event type, receipts with
-privacy on and off, thread reads and paging, and validates every body and frame it gets."""
+and bodies with one field removed or mistyped (it must name exactly that field); then one run drives
+every route and every event type, receipts with privacy on and off, thread reads and paging, and
+validates every body and frame it gets."""
 
 import copy
+import queue
 
-from conftest import FRAMES_CHECKED, room, unique, watch
-from stream_shapes import EVENTS, validate, validate_event, validate_response
+import pytest
+
+from conftest import QUIET, delivery_type, room, watch
+from stream_shapes import EVENTS, ROUTES, validate_event, validate_response
 
 
 class Recorder:
@@ -14,6 +18,7 @@ class Recorder:
 
     def __init__(self, client):
         self.answers = []
+        self.client = client
         client.session.hooks["response"].append(self)
 
     def __call__(self, response, *args, **kwargs):
@@ -21,13 +26,47 @@ class Recorder:
         self.answers.append((response.request.method, path, response.status_code, response.json()))
         return response
 
+    def stop(self):
+        self.client.session.hooks["response"].remove(self)
 
-def test_the_validator_finds_a_removed_required_field(client, users, listen):
+
+@pytest.fixture
+def recorded(client):
+    """The answers the shared SDK client receives during the test (the hook is removed after it)."""
+    recorder = Recorder(client)
+    yield recorder
+    recorder.stop()
+
+
+def drain(listeners):
+    """Every frame each listener has received, its first health.check included: each is asked for a
+    health.check, and read until it has answered and then been quiet for a while."""
+    for listener in listeners:
+        listener.send([{"type": "health.check", "client_id": listener.connection_id}])
+    received = []
+    for listener in listeners:
+        frames, answered = [listener.first], False
+        while True:
+            try:
+                frame = listener.events.get(timeout=QUIET if answered else 5.0)
+            except queue.Empty:
+                break
+            frames.append(frame)
+            answered = answered or frame.get("type") == "health.check"
+        assert answered, f"{listener.user_id}: no answer to its health.check"
+        received.append(frames)
+    return received
+
+
+# The validator itself: it accepts what the server sends and names exactly the field taken away.
+
+def test_the_validator_names_exactly_the_required_field_removed_from_a_real_frame(client, users, listen):
     ann, ben = users("ann", "ben")
     channel = room(client, [ann, ben])
     ann_socket = listen(ann)
     watch(ann_socket, channel)
-    ben_elsewhere = listen(ben)
+    ben_elsewhere = listen(ben)  # a member that does not watch: notification.message_new
+
     health = ann_socket.first
     assert validate_event(health) == []
     without_mutes = copy.deepcopy(health)
@@ -45,27 +84,49 @@ def test_the_validator_finds_a_removed_required_field(client, users, listen):
     assert validate_event(notification) == []
     without_config = copy.deepcopy(notification)
     del without_config["channel"]["config"]
-    assert validate(without_config["channel"], "ChannelResponse") == []  # config is optional in the channel...
-    without_config["channel"]["config"] = {"name": "x"}
-    assert any("missing required 'read_events'" in error for error in validate_event(without_config))  # ...but whole when there
-    wrong_type = copy.deepcopy(new)
-    wrong_type["message"]["reply_count"] = "0"
-    assert validate_event(wrong_type) == ["message.new.message.reply_count: expected an integer, got '0'"]
+    assert validate_event(without_config) == [
+        "notification.message_new.channel: missing required 'config' (ChannelResponse, as Checkmark sends it)"]
 
 
-def test_every_route_and_every_event_has_streams_shape(client, users, listen):
-    recorder = Recorder(client)
-    FRAMES_CHECKED.clear()
+def test_the_validator_names_a_null_or_mistyped_field_and_a_removed_field_of_a_body(client, users, listen):
+    ann, ben = users("ann", "ben")
+    channel = room(client, [ann, ben])
+    health = listen(ann).first
+    null_count = copy.deepcopy(health)
+    null_count["me"]["unread_threads"] = None
+    assert validate_event(null_count) == ["health.check.me: required 'unread_threads' is null (OwnUserResponse)"]
+    bool_count = copy.deepcopy(health)
+    bool_count["me"]["total_unread_count"] = False
+    assert validate_event(bool_count) == ["health.check.me.total_unread_count: expected an integer, got False"]
+    bad_time = copy.deepcopy(health)
+    bad_time["created_at"] = "yesterday"
+    assert validate_event(bad_time) == ["health.check.created_at: expected an RFC 3339 time, got 'yesterday'"]
+
+    answer = channel.send_message({"text": "hi"}, ann)
+    path = f"/channels/messaging/{channel.id}/message"
+    assert validate_response("POST", path, 201, answer) == []
+    without_user = copy.deepcopy(dict(answer))
+    del without_user["message"]["user"]
+    assert validate_response("POST", path, 201, without_user) == [
+        f"POST {path}.message: missing required 'user' (MessageResponse)"]
+    text_count = copy.deepcopy(dict(answer))
+    text_count["message"]["reply_count"] = "0"
+    assert validate_response("POST", path, 201, text_count) == [
+        f"POST {path}.message.reply_count: expected an integer, got '0'"]
+    assert validate_response("POST", path, 400, {}) == [], "error answers have their own shape"
+
+
+# Everything at once: every route and every event type, validated explicitly.
+
+def test_every_route_and_every_event_has_streams_shape(client, users, listen, recorded):
     ann, ben, cat, pri = users("ann", "ben", "cat", "pri")
     client.update_user_partial({"id": pri, "set": {"privacy_settings": {
         "read_receipts": {"enabled": False}, "delivery_receipts": {"enabled": False}}}})
-    type_ = unique("shp").replace("-", "_")
-    client.create_channel_type({"name": type_, "delivery_events": True, "read_events": True})
+    type_ = delivery_type(client)  # read_events and delivery_events on
     channel = room(client, [ann, ben, cat, pri], type_)
-    frames = []
     sockets = {user: listen(user) for user in (ann, ben, cat, pri)}
     elsewhere = listen(cat)  # a member's connection that does not watch: notification.message_new
-    for user, socket in sockets.items():
+    for socket in sockets.values():
         watch(socket, channel)
 
     parent = channel.send_message({"text": "parent"}, ann)["message"]
@@ -74,36 +135,44 @@ def test_every_route_and_every_event_has_streams_shape(client, users, listen):
     channel.send_message({"text": "reply", "parent_id": parent["id"]}, ben)
     channel.send_message({"text": "shown reply", "parent_id": parent["id"], "show_in_channel": True}, cat)
     last = channel.send_message({"text": "last"}, ann)["message"]
-    # Receipts with privacy on (ann, ben, cat) and off (pri): reads, deliveries, unread, thread reads.
+    # Receipts with privacy on (ben) and off (pri): deliveries, reads, unread, thread reads.
     for user in (ben, pri):
         client.mark_delivered_simple(user, last["id"], channel.cid)
         channel.mark_read(user)
         channel.mark_unread(user, message_id=last["id"])
         channel.mark_read(user, thread_id=parent["id"])
-    client.mark_channels_read(cat) if hasattr(client, "mark_channels_read") else client.post("channels/read", data={"user_id": cat})
-    client.post("channels/read", data={"user_id": ann})
+    client.post("channels/read", data={"user_id": cat})  # mark many: notification.mark_read without a channel
     client.query_channels({"cid": channel.cid}, user_id=ann)
     channel.query(user_id=ann, messages={"limit": 3, "id_lt": last["id"]})
     channel.query(user_id=pri, messages={"limit": 3, "created_at_around": last["created_at"]})
-    client.channel(type_, data={"members": [ann, ben]}).query(user_id=ann)  # the distinct channel
-    channel.get_replies(parent["id"], limit=5)
+    client.channel(type_, data={"members": [ann, ben]}).query(user_id=ann)  # a distinct channel: /channels/{type}/query
+    replies = channel.get_replies(parent["id"], limit=5)["messages"]
+    channel.get_replies(parent["id"], limit=1, id_gt=replies[0]["id"])
     client.get("unread", params={"user_id": ben})
     client.get("unread", params={"user_id": pri})
 
-    for socket in list(sockets.values()) + [elsewhere]:
-        socket.send([{"type": "health.check", "client_id": socket.connection_id}])
-        while True:
-            try:
-                frames.append(socket.events.get(timeout=1.0))
-            except Exception:
-                break
+    received = dict(zip(list(sockets) + ["elsewhere"], drain(list(sockets.values()) + [elsewhere])))
+    frames = [frame for got in received.values() for frame in got]
     errors = []
     for frame in frames:
         errors += validate_event(frame)
-    for method, path, status, body in recorder.answers:
+    for method, path, status, body in recorded.answers:
         errors += validate_response(method, path, status, body)
     assert errors == []
-    checked_routes = {(method, path.split("/")[1]) for method, path, status, _ in recorder.answers if status == 200}
-    assert {("POST", "channels"), ("GET", "unread"), ("GET", "messages")} <= checked_routes
-    seen = {frame.get("type") for frame in frames} | set(FRAMES_CHECKED)
+
+    answered = {index for method, path, status, _ in recorded.answers if status < 400
+                for index, (route_method, pattern, _) in enumerate(ROUTES)
+                if route_method == method and pattern.match(path)}
+    assert answered == set(range(len(ROUTES))), \
+        f"routes never answered: {[ROUTES[i][:2] for i in set(range(len(ROUTES))) - answered]}"
+    seen = {frame.get("type") for frame in frames}
     assert set(EVENTS) <= seen, f"event types never seen: {set(EVENTS) - seen}"
+
+    def by(user, event_type, at):
+        return [f for f in received[at] if f.get("type") == event_type and f.get("user", {}).get("id") == user]
+    # Privacy on: ann sees ben's receipts, a thread read among them; privacy off: only pri's own.
+    assert by(ben, "message.read", ann) and by(ben, "message.delivered", ann)
+    assert any("thread" in f for f in by(ben, "message.read", ann))
+    assert not by(pri, "message.read", ann) and not by(pri, "message.delivered", ann)
+    assert by(pri, "notification.mark_read", pri) and by(pri, "notification.mark_unread", pri)
+    assert any(f.get("thread_id") == parent["id"] for f in by(pri, "notification.mark_read", pri))

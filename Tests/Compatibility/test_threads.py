@@ -5,11 +5,17 @@ thread read moves only the thread; unread_threads everywhere the totals go; repl
 import pytest
 from stream_chat.base.exceptions import StreamAPIException
 
-from conftest import reads_of, room, watch
+from conftest import delivery_type, reads_of, room, watch
 
 
 def unread(client, user):
     return client.get("unread", params={"user_id": user})
+
+
+def thread_of(client, user, parent_id):
+    """The user's entry for the thread in GET /unread, or None."""
+    entries = [t for t in unread(client, user)["threads"] if t["parent_message_id"] == parent_id]
+    return entries[0] if entries else None
 
 
 def test_reply_counts_for_the_parents_author_and_never_in_the_channel(client, users, listen):
@@ -41,8 +47,9 @@ def test_thread_read_moves_only_the_thread_and_tells_watchers_with_the_thread(cl
     channel.send_message({"text": "r1", "parent_id": parent["id"]}, ben)
     last = channel.send_message({"text": "r2", "parent_id": parent["id"]}, cat)["message"]
     channel.send_message({"text": "in the channel"}, ben)
-    ann_socket, cat_socket = listen(ann), listen(cat)
+    ann_socket, cat_socket, ann_watching = listen(ann), listen(cat), listen(ann)
     watch(cat_socket, channel)
+    watch(ann_watching, channel)
     answer = channel.mark_read(ann, thread_id=parent["id"])
     assert answer["event"]["thread_id"] == parent["id"]
     seen = cat_socket.next("message.read")
@@ -54,6 +61,69 @@ def test_thread_read_moves_only_the_thread_and_tells_watchers_with_the_thread(cl
     own = reads_of(channel.query(user_id=ann))[ann]
     assert own["unread_messages"] == 1, "the channel's own read state did not move"
     assert unread(client, ann)["total_unread_threads_count"] == 0
+    assert ann_watching.next("notification.mark_read")["thread_id"] == parent["id"]
+    ann_watching.none("message.read")  # the JavaScript SDK would take it as a read of the whole channel
+
+
+def test_participants_are_the_author_and_the_repliers_and_silent_replies_do_not_count(client, users):
+    ann, ben, cat = users("ann", "ben", "cat")
+    channel = room(client, [ann, ben, cat])
+    parent = channel.send_message({"text": "parent"}, ann)["message"]
+    channel.send_message({"text": "r1", "parent_id": parent["id"]}, ben)
+    entry = thread_of(client, ann, parent["id"])
+    assert entry["unread_count"] == 1 and isinstance(entry["last_read"], str)
+    assert unread(client, cat)["total_unread_threads_count"] == 0, "a member that never replied is no participant"
+    silent = channel.send_message({"text": "quiet", "parent_id": parent["id"], "silent": True}, ben)["message"]
+    assert thread_of(client, ann, parent["id"])["unread_count"] == 1, "a silent reply does not count"
+    assert unread(client, ben)["total_unread_threads_count"] == 0
+    channel.send_message({"text": "mine", "parent_id": parent["id"]}, ann)
+    assert unread(client, ann)["total_unread_threads_count"] == 0, "her own reply read the thread up to it"
+    entry = thread_of(client, ben, parent["id"])
+    assert entry["unread_count"] == 1 and entry["last_read_message_id"] == silent["id"]
+    assert unread(client, ben)["total_unread_threads_count"] == 1
+
+
+def test_a_thread_only_reply_leaves_the_channels_unread_where_it_was(client, users, listen):
+    ann, ben, cat = users("ann", "ben", "cat")
+    channel = room(client, [ann, ben, cat])
+    parent = channel.send_message({"text": "parent"}, ann)["message"]
+    cat_socket = listen(cat)
+    watch(cat_socket, channel)
+    channel.send_message({"text": "a reply", "parent_id": parent["id"]}, ben)
+    event = cat_socket.next("message.new")
+    assert event["message"]["parent_id"] == parent["id"]
+    assert event["unread_count"] == 1 and event["total_unread_count"] == 1 and event["unread_channels"] == 1
+    assert event["unread_threads"] == 0
+    assert reads_of(channel.query(user_id=cat))[cat]["unread_messages"] == 1
+
+
+def test_unread_threads_is_in_every_event_that_carries_counts(client, users, listen):
+    ann, ben = users("ann", "ben")
+    channel = room(client, [ann, ben])
+    parent = channel.send_message({"text": "parent"}, ann)["message"]
+    channel.send_message({"text": "a reply", "parent_id": parent["id"]}, ben)
+    ann_socket = listen(ann)  # a member's connection that does not watch
+    assert ann_socket.me["unread_threads"] == 1
+    message = channel.send_message({"text": "in the channel"}, ben)["message"]
+    assert ann_socket.next("notification.message_new")["unread_threads"] == 1
+    channel.mark_read(ann)
+    assert ann_socket.next("notification.mark_read")["unread_threads"] == 1, "a channel read leaves its threads"
+    channel.mark_unread(ann, message_id=message["id"])
+    assert ann_socket.next("notification.mark_unread")["unread_threads"] == 1
+    channel.mark_read(ann, thread_id=parent["id"])
+    assert ann_socket.next("notification.mark_read")["unread_threads"] == 0
+
+
+def test_thread_read_in_a_channel_type_without_read_events_reaches_nobody_else(client, users, listen):
+    ann, ben = users("ann", "ben")
+    channel = room(client, [ann, ben], delivery_type(client, read_events=False))
+    parent = channel.send_message({"text": "parent"}, ann)["message"]
+    channel.send_message({"text": "r1", "parent_id": parent["id"]}, ben)
+    ann_socket, ben_socket = listen(ann), listen(ben)
+    watch(ben_socket, channel)
+    channel.mark_read(ann, thread_id=parent["id"])
+    assert ann_socket.next("notification.mark_read")["thread_id"] == parent["id"]
+    ben_socket.none("message.read")
 
 
 def test_private_reader_thread_read_reaches_nobody_else(client, users, listen):
@@ -62,9 +132,10 @@ def test_private_reader_thread_read_reaches_nobody_else(client, users, listen):
     channel = room(client, [ann, ben])
     parent = channel.send_message({"text": "parent"}, ann)["message"]
     channel.send_message({"text": "r1", "parent_id": parent["id"]}, ben)
-    ben_socket = listen(ben)
+    ann_socket, ben_socket = listen(ann), listen(ben)
     watch(ben_socket, channel)
     channel.mark_read(ann, thread_id=parent["id"])
+    assert ann_socket.next("notification.mark_read")["unread_threads"] == 0, "her own connections still learn it"
     ben_socket.none("message.read")
 
 
