@@ -1,15 +1,27 @@
-"""A bounded soak: hostile clients of every kind the outside attack used, against a real
-`checkmark serve` on 127.0.0.1, while 200 well-behaved clients keep receiving. Run by scripts/soak.sh.
+"""A bounded soak: hostile clients of every kind at once against a real `checkmark serve` on
+127.0.0.1, while 200 well-behaved clients keep receiving. Started by scripts/soak.sh, which runs the
+server; this script only talks to it (and reads /proc/PID of it).
 
-Phases: setup; a baseline (well-behaved clients only); the attack (the same load plus every hostile
-kind at once); a quiet tail. Checks: every well-behaved client received every message of its channel
-exactly once and in order; delivery p99 under attack within a bound; /healthz answered within a
-second throughout; each hostile kind got the documented answer; the server's RSS and descriptors
-return near where they started. Prints `soak: N passed, M failed` and exits non-zero on a failure."""
+Phases: setup over REST; 200 well-behaved WebSocket clients (permessage-deflate on) in 10 channels
+of 20 watch their channel while a few senders post messages over REST at a fixed rate; a baseline
+without attackers (--baseline, 10 s); the attack (--duration, 60 s): the same load plus every hostile
+kind at once, from a separate process; then the senders stop, deliveries drain, and 10 s after the
+attack (--settle) the server's RSS and descriptors are sampled again.
+
+Checks: every well-behaved client got every message of its channel exactly once and in order, was
+never closed, and had every confirmation answered without error; delivery p99 under attack within
+--max-p99; /healthz answered within --max-health throughout (polled every 0.5 s by its own process);
+each hostile kind got the documented answer (status or close code) and nothing else; RSS and open
+descriptors came back near their start. Prints `soak: N passed, M failed` last and exits non-zero
+on any failure.
+
+Roles: without --role, the soak itself; `--role hostile` and `--role health` are its child
+processes (each prints its result as one JSON line on stdout)."""
 
 import argparse
 import asyncio
 import base64
+import collections
 import hashlib
 import hmac
 import json
@@ -18,371 +30,938 @@ import random
 import resource
 import socket
 import struct
+import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
 import websockets
+from websockets.asyncio.client import connect as ws_connect
 
-KEY = "soak-key"
-SECRET = "soak-secret-used-only-by-the-soak-test"
+HOST = "127.0.0.1"
+GOOD = 200             # well-behaved clients
+CHANNELS = 10          # channels of 20 well-behaved members (and 10 of the hostile users)
+BAD_USERS = 100        # users the hostile clients connect as
+CHANNEL_TYPE = "soak"  # a channel type with delivery_events and read_events on
 
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def raise_descriptor_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else 65536
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+# --- tokens (HS256, as `checkmark token` makes them)
 
 def b64(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def token(claims):
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64(json.dumps(claims).encode())
-    signature = hmac.new(SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
+def make_token(secret, claims):
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    body = b64(json.dumps(claims, separators=(",", ":")).encode())
+    signature = hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
     return f"{head}.{body}.{b64(signature)}"
 
 
-SERVER = token({"server": True})
+def connect_url(port, key, token, user):
+    query = urllib.parse.urlencode({
+        "json": json.dumps({"user_id": user, "user_details": {"id": user}}),
+        "api_key": key, "authorization": token, "stream-auth-type": "jwt"})
+    return f"ws://{HOST}:{port}/connect?{query}"
 
+
+# --- raw HTTP/1.1: one request per connection, exactly the bytes chosen
+
+def status_of(answer):
+    """'HTTP 408' from an answer's status line; what came instead otherwise."""
+    if not answer:
+        return "closed without answer"
+    parts = answer.split(b"\r\n", 1)[0].split(b" ")
+    if len(parts) >= 2 and parts[0].startswith(b"HTTP/") and parts[1].isdigit():
+        return f"HTTP {int(parts[1])}"
+    return "not HTTP: " + parts[0][:30].decode(errors="replace")
+
+
+async def read_all(reader, timeout):
+    """Everything until EOF (or what came before a reset or the timeout), and how it ended."""
+    chunks = []
+    end = "eof"
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                end = "timeout"
+                break
+            chunk = await asyncio.wait_for(reader.read(65536), left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except asyncio.TimeoutError:
+        end = "timeout"
+    except (ConnectionResetError, BrokenPipeError):
+        end = "reset"
+    return b"".join(chunks), end
+
+
+async def http(port, method, path, body=b"", token=None, key=None, timeout=30.0):
+    """(status, body) of one request on its own connection (Connection: close); status 0 when no
+    answer came."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, port), timeout)
+    try:
+        if key is not None:
+            path += ("&" if "?" in path else "?") + "api_key=" + key
+        head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n"
+        if token is not None:
+            head += f"Authorization: {token}\r\nstream-auth-type: jwt\r\n"
+        if body or method in ("POST", "PUT", "PATCH"):
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        writer.write(head.encode() + b"\r\n" + body)
+        try:
+            await writer.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        answer, _ = await read_all(reader, timeout)
+    finally:
+        writer.close()
+    status = status_of(answer)
+    return (int(status.split()[1]) if status.startswith("HTTP ") else 0), answer.partition(b"\r\n\r\n")[2]
+
+
+def metrics_sum(text, name):
+    """The sum of a Prometheus metric's samples over its labels."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name):len(name) + 1] in (" ", "{"):
+            try:
+                total += float(line.rsplit(" ", 1)[1])
+            except ValueError:
+                pass
+    return total
+
+
+# --- WebSocket frames by hand, for a client that must not behave like a library
 
 def frame(payload, opcode=1):
     """One masked client frame (RFC 6455 section 5.3)."""
     mask = os.urandom(4)
-    head = bytes([0x80 | opcode])
     n = len(payload)
+    head = bytes([0x80 | opcode])
     if n < 126:
         head += bytes([0x80 | n])
     elif n < 65536:
         head += bytes([0x80 | 126]) + struct.pack("!H", n)
     else:
         head += bytes([0x80 | 127]) + struct.pack("!Q", n)
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    repeated = (mask * (n // 4 + 1))[:n]
+    masked = (int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")).to_bytes(n, "big") if n else b""
+    return head + mask + masked
 
 
-def connect_query(user, bad_token=False):
-    return urllib.parse.urlencode({
-        "json": json.dumps({"user_id": user, "user_details": {"id": user}}),
-        "api_key": KEY, "authorization": token({"user_id": "someone-else" if bad_token else user}),
-        "stream-auth-type": "jwt"})
+def close_codes_in(data):
+    """Close codes of the (unmasked, uncompressed) server frames in a byte stream."""
+    codes = []
+    i = 0
+    while i + 2 <= len(data):
+        opcode = data[i] & 0x0F
+        n = data[i + 1] & 0x7F
+        j = i + 2
+        if n == 126:
+            if j + 2 > len(data):
+                break
+            n = struct.unpack("!H", data[j:j + 2])[0]
+            j += 2
+        elif n == 127:
+            if j + 8 > len(data):
+                break
+            n = struct.unpack("!Q", data[j:j + 8])[0]
+            j += 8
+        if data[i + 1] & 0x80:
+            j += 4
+        if opcode == 8 and j + 2 <= len(data):
+            codes.append(struct.unpack("!H", data[j:j + 2])[0])
+        i = j + n
+    return codes
+
+
+# ============================================================================ the hostile process
+
+def describe(sample):
+    """A short text of what an answer said: an HTTP error's message, a close reason."""
+    if isinstance(sample, (bytes, bytearray)):
+        body = bytes(sample).partition(b"\r\n\r\n")[2] or bytes(sample)
+        try:
+            return json.loads(body).get("message", "")[:70]
+        except (ValueError, AttributeError):
+            return body[:70].decode(errors="replace")
+    if isinstance(sample, tuple) and sample and isinstance(sample[0], str):
+        return sample[0][:70]
+    return ""
+
+
+class Hostile:
+    """Every hostile kind at once, each bounded in concurrency, in total count and in time."""
+
+    # kind: (the answers expected, an answer that must be among them or None)
+    EXPECTED = {
+        "slowloris body (1 B/s)": ({"HTTP 408"}, None),
+        "slowloris head (1 B/s)": ({"HTTP 408"}, None),
+        "idle TCP, no request": ({"HTTP 408"}, None),
+        "REST 50,000-key object": ({"HTTP 400"}, None),
+        "REST nesting 100,000": ({"HTTP 400"}, None),
+        "REST 200 KB string": ({"HTTP 400"}, None),
+        "REST 2 MiB body": ({"HTTP 413"}, None),
+        "REST flood, user token": ({"HTTP 200", "HTTP 429"}, "HTTP 429"),
+        "WS 50,000-key object": ({"close 1009"}, None),
+        "WS nesting 100,000": ({"close 1009"}, None),
+        "WS 200 KB string": ({"close 1009"}, None),
+        "WS 17 MiB deflate bomb": ({"close 1009"}, None),
+        "WS binary flood": ({"close 4008"}, None),
+        "WS command flood": ({"close 4008"}, None),
+        "WS watch, never read": ({"close 4009", "dropped"}, None),
+        "WS bad signature": ({"close 4001"}, None),
+        "WS token of another user": ({"close 4001"}, None),
+        "WS wrong api_key": ({"close 4001"}, None),
+        "WS no token": ({"close 4001"}, None),
+        "WS expired token": ({"close 4002"}, None),
+    }
+
+    def __init__(self, args):
+        self.args = args
+        self.port = args.port
+        self.end = time.monotonic() + args.duration
+        self.outcomes = collections.defaultdict(collections.Counter)
+        self.seconds = collections.defaultdict(float)   # slowest answer per kind
+        self.samples = {}                              # one unexpected answer per kind, for the report
+        self.first = {}                                # what the first answer said, per kind
+        self.notes = collections.Counter()
+        self.token = lambda claims: make_token(args.secret, claims)
+        c = lambda n: max(1, int(n * args.scale))
+        # kind: (concurrency, total cap, seconds an attempt needs: none starts later than that before
+        # the end). A kind's attempts are spread over the attack so that its cap is reached near the
+        # end rather than in its first seconds. At scale 1 they hold about 350 descriptors at once.
+        self.plan = {
+            "slowloris body (1 B/s)": (c(100), 400, 13), "slowloris head (1 B/s)": (c(20), 80, 13),
+            "idle TCP, no request": (c(100), 400, 13),
+            "REST 50,000-key object": (1, 60, 0), "REST nesting 100,000": (1, 60, 0), "REST 200 KB string": (1, 60, 0),
+            "REST 2 MiB body": (1, 60, 0), "REST flood, user token": (c(20), 9000, 0),
+            "WS 50,000-key object": (c(5), 100, 0), "WS nesting 100,000": (c(5), 100, 0), "WS 200 KB string": (c(5), 100, 0),
+            "WS 17 MiB deflate bomb": (c(2), 20, 0), "WS binary flood": (c(5), 60, 0), "WS command flood": (c(5), 60, 0),
+            "WS watch, never read": (c(20), 60, 16),
+            "WS bad signature": (c(3), 100, 0), "WS token of another user": (c(3), 100, 0), "WS wrong api_key": (c(3), 100, 0),
+            "WS no token": (c(3), 100, 0), "WS expired token": (c(3), 100, 0),
+        }
+        self.user_counter = 0
+
+    def bad_user(self):
+        self.user_counter += 1
+        return f"bad{self.user_counter % BAD_USERS}"
+
+    def record(self, kind, answer, seconds, sample=None):
+        self.outcomes[kind][answer] += 1
+        if kind not in self.first and sample is not None:
+            self.first[kind] = describe(sample)
+        self.seconds[kind] = max(self.seconds[kind], seconds)
+        if answer not in self.EXPECTED[kind][0] and kind not in self.samples:
+            self.samples[kind] = f"{answer}: {sample!r}"[:300]
+
+    async def repeat(self, kind, one):
+        concurrency, cap, needs = self.plan[kind]
+        spacing = concurrency * self.args.duration / cap
+        started = [0]
+
+        async def worker(w):
+            await asyncio.sleep(spacing * w / concurrency)   # the workers of a kind start spread out
+            while time.monotonic() + needs < self.end and started[0] < cap:
+                started[0] += 1
+                t0 = time.monotonic()
+                sample = None
+                try:
+                    answer, sample = await asyncio.wait_for(one(), 60)
+                except asyncio.TimeoutError:
+                    answer = "no answer in 60 s"
+                except (ConnectionRefusedError, ConnectionResetError, BrokenPipeError) as error:
+                    answer = type(error).__name__
+                except OSError as error:
+                    answer = f"OSError {error.errno}"
+                except Exception as error:  # noqa: BLE001 (whatever happens is the answer)
+                    answer = type(error).__name__
+                    sample = str(error)
+                self.record(kind, answer, time.monotonic() - t0, sample)
+                await asyncio.sleep(max(0.0, t0 + spacing - time.monotonic()))
+        await asyncio.gather(*(worker(w) for w in range(concurrency)))
+
+    # --- HTTP kinds
+
+    async def slowloris(self, head_only):
+        """A request sent a byte a second: the head (after its request line), or the body of a
+        `POST /users` with Content-Length: 1000."""
+        reader, writer = await asyncio.open_connection(HOST, self.port)
+        try:
+            if head_only:
+                writer.write(f"POST /users?api_key={self.args.key} HTTP/1.1\r\nHost: {HOST}\r\n".encode())
+                trickle = b"X-Slow: " + b"a" * 200
+            else:
+                writer.write((f"POST /users?api_key={self.args.key} HTTP/1.1\r\nHost: {HOST}\r\n"
+                              "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n").encode())
+                trickle = b'{"users":{' + b" " * 990
+            deadline = time.monotonic() + 40
+            for i in range(len(trickle)):
+                if time.monotonic() > deadline:
+                    return "still open after 40 s", None
+                try:
+                    writer.write(trickle[i:i + 1])
+                    await writer.drain()
+                except (ConnectionResetError, BrokenPipeError):
+                    break
+                try:
+                    chunk = await asyncio.wait_for(reader.read(4096), 1.0)
+                except asyncio.TimeoutError:
+                    continue
+                except ConnectionResetError:
+                    return "reset", None
+                rest, _ = await read_all(reader, 5)
+                return status_of(chunk + rest), (chunk + rest)[:200]
+            answer, end = await read_all(reader, 5)
+            return (status_of(answer) if answer else end), answer[:200]
+        finally:
+            writer.close()
+
+    async def idle_tcp(self):
+        """A TCP connection that never sends a byte."""
+        reader, writer = await asyncio.open_connection(HOST, self.port)
+        try:
+            answer, end = await read_all(reader, 40)
+            if end == "timeout" and not answer:
+                return "still open after 40 s", None
+            return (status_of(answer) if answer else end), answer[:200]
+        finally:
+            writer.close()
+
+    async def rest_body(self, path, body):
+        try:
+            status, answer = await http(self.port, "POST", path, body, token=self.server_token, key=self.args.key)
+        except (ConnectionResetError, BrokenPipeError):
+            return "reset", None
+        return (f"HTTP {status}" if status else "closed without answer"), answer[:200]
+
+    async def rest_flood(self):
+        status, answer = await http(self.port, "GET", "/unread", token=self.flood_token, key=self.args.key)
+        return (f"HTTP {status}" if status else "closed without answer"), answer[:200]
+
+    # --- WebSocket kinds (the websockets library, compression on, reading all the server sends)
+
+    async def ws(self, kind, url, action=None):
+        """Opens /connect, runs action(ws) while reading everything that arrives, and returns the
+        close code the server sent."""
+        try:
+            async with ws_connect(url, max_size=None, open_timeout=15, close_timeout=5, ping_interval=None) as ws:
+                errors = collections.Counter()
+
+                async def drain():
+                    try:
+                        async for text in ws:
+                            if isinstance(text, str) and '"type":"error"' in text:
+                                event = json.loads(text)
+                                errors[event.get("error", {}).get("error_code", "?")] += 1
+                    except websockets.ConnectionClosed:
+                        pass
+                reader = asyncio.create_task(drain())
+                try:
+                    if action is not None:
+                        await action(ws)
+                except websockets.ConnectionClosed:
+                    pass
+                try:
+                    await asyncio.wait_for(asyncio.shield(reader), 30)
+                except asyncio.TimeoutError:
+                    reader.cancel()
+                    return "still open after 30 s", dict(errors)
+                for code, n in errors.items():
+                    self.notes[f"{kind}: error events {code}"] += n
+                return f"close {ws.close_code}", (ws.close_reason, dict(errors))
+        except websockets.InvalidStatus as refused:
+            return f"HTTP {refused.response.status_code}", refused.response.body[:200]
+
+    def user_url(self, user=None, token=None, key=None):
+        user = user or self.bad_user()
+        return connect_url(self.port, key or self.args.key, token if token is not None else self.token({"user_id": user}), user)
+
+    async def ws_payload(self, kind, payload):
+        async def action(ws):
+            await ws.send(payload)
+        return await self.ws(kind, self.user_url(), action)
+
+    async def ws_binary_flood(self):
+        async def action(ws):
+            for _ in range(3000):
+                await ws.send(b"\x00\x01\x02")
+        return await self.ws("WS binary flood", self.user_url(), action)
+
+    async def ws_command_flood(self):
+        user = self.bad_user()
+        command = json.dumps({"type": "mark_read", "cid": f"{CHANNEL_TYPE}:soak{int(user[3:]) // 10}"})
+
+        async def action(ws):
+            for _ in range(5000):
+                await ws.send(command)
+        return await self.ws("WS command flood", self.user_url(user), action)
+
+    async def non_reader(self):
+        """Connects with a tiny receive buffer (no compression), sends `watch` after `watch` under the
+        command rate and never reads: the server must drop it as a slow consumer (4009). Then reads
+        what is left to find the close frame; closed or reset without one is 'dropped'."""
+        user = self.bad_user()
+        cid = f"{CHANNEL_TYPE}:soak{int(user[3:]) // 10}"   # one of the measured channels: its events too
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (HOST, self.port))
+        reader, writer = await asyncio.open_connection(sock=sock)
+        try:
+            path = self.user_url(user).split(f"{HOST}:{self.port}", 1)[1]
+            writer.write((f"GET {path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+            watch = frame(json.dumps({"type": "watch", "cid": cid}).encode())
+            deadline = time.monotonic() + 12
+            while time.monotonic() < deadline:
+                try:
+                    writer.write(watch * 10)          # 100 a second: under the command rate (200)
+                    await asyncio.wait_for(writer.drain(), 0.1)
+                except asyncio.TimeoutError:
+                    pass                              # the server stopped reading it: keep trying
+                except (ConnectionResetError, BrokenPipeError):
+                    break
+                if writer.transport.is_closing():
+                    break
+                await asyncio.sleep(0.1)
+            data, end = await read_all(reader, 10)
+            head, _, frames = data.partition(b"\r\n\r\n")
+            codes = close_codes_in(frames)
+            if codes:
+                return f"close {codes[-1]}", None
+            if end == "timeout":
+                return "still open after 22 s", head[:100]
+            return "dropped", (end, head[:60])
+        finally:
+            writer.close()
+
+    async def metric(self, name):
+        try:
+            _, body = await http(self.port, "GET", "/metrics", timeout=10)
+            return metrics_sum(body.decode(errors="replace"), name)
+        except OSError:
+            return float("nan")
+
+    async def run(self):
+        self.server_token = self.token({"server": True})
+        self.flood_token = self.token({"user_id": "bad99"})
+        wide = json.dumps({"users": {"hostile": {"id": "hostile", **{f"k{i}": i for i in range(50_000)}}}}).encode()
+        deep = b'{"users":{"hostile":{"id":"hostile","deep":' + b"[" * 100_000 + b"]" * 100_000 + b"}}}"
+        long = json.dumps({"users": {"hostile": {"id": "hostile", "bio": "x" * 200_000}}}).encode()
+        huge = b'{"users":{"hostile":{"id":"hostile","bio":"' + b"x" * (2 << 20) + b'"}}}'
+        ws_wide = json.dumps({"type": "mark_read", "cid": "messaging:none", **{f"k{i}": i for i in range(50_000)}})
+        ws_deep = '{"type":"mark_read","cid":"messaging:none","deep":' + "[" * 100_000 + "]" * 100_000 + "}"
+        ws_long = json.dumps({"type": "mark_read", "cid": "x" * 200_000})
+        ws_bomb = '{"type":"mark_read","cid":"' + "x" * (17 << 20) + '"}'
+        slow_before = await self.metric("checkmark_slow_consumer_disconnects_total")
+        rejected_before = await self.metric("checkmark_commands_rejected_total")
+        other = lambda user: self.token({"user_id": user + "-other"})
+        expired = lambda user: self.token({"user_id": user, "exp": int(time.time()) - 60})
+        kinds = {
+            "slowloris body (1 B/s)": lambda: self.slowloris(False),
+            "slowloris head (1 B/s)": lambda: self.slowloris(True),
+            "idle TCP, no request": self.idle_tcp,
+            "REST 50,000-key object": lambda: self.rest_body("/users", wide),
+            "REST nesting 100,000": lambda: self.rest_body("/users", deep),
+            "REST 200 KB string": lambda: self.rest_body("/users", long),
+            "REST 2 MiB body": lambda: self.rest_body("/users", huge),
+            "REST flood, user token": self.rest_flood,
+            "WS 50,000-key object": lambda: self.ws_payload("WS 50,000-key object", ws_wide),
+            "WS nesting 100,000": lambda: self.ws_payload("WS nesting 100,000", ws_deep),
+            "WS 200 KB string": lambda: self.ws_payload("WS 200 KB string", ws_long),
+            "WS 17 MiB deflate bomb": lambda: self.ws_payload("WS 17 MiB deflate bomb", ws_bomb),
+            "WS binary flood": self.ws_binary_flood,
+            "WS command flood": self.ws_command_flood,
+            "WS watch, never read": self.non_reader,
+            "WS bad signature": lambda: self.ws("WS bad signature", self.user_url(user="bad1", token=make_token("not-the-secret-at-all", {"user_id": "bad1"}))),
+            "WS token of another user": lambda: self.ws("WS token of another user", self.user_url(user="bad2", token=other("bad2"))),
+            "WS wrong api_key": lambda: self.ws("WS wrong api_key", self.user_url(key="not-the-key")),
+            "WS no token": lambda: self.ws("WS no token", self.user_url(token="")),
+            "WS expired token": lambda: self.ws("WS expired token", self.user_url(user="bad3", token=expired("bad3"))),
+        }
+        await asyncio.gather(*(self.repeat(kind, one) for kind, one in kinds.items()))
+        slow_after = await self.metric("checkmark_slow_consumer_disconnects_total")
+        rejected_after = await self.metric("checkmark_commands_rejected_total")
+        return {
+            "outcomes": {k: dict(v) for k, v in self.outcomes.items()},
+            "slowest": dict(self.seconds), "samples": self.samples, "notes": dict(self.notes), "first": self.first,
+            "expected": {k: [sorted(v[0]), v[1]] for k, v in self.EXPECTED.items()},
+            "slow_consumer_disconnects": slow_after - slow_before,
+            "commands_rejected": rejected_after - rejected_before,
+        }
+
+
+def hostile_main(args):
+    raise_descriptor_limit()
+    result = asyncio.run(asyncio.wait_for(Hostile(args).run(), args.duration + 120))
+    print(json.dumps(result), flush=True)
+
+
+# ============================================================================ the health poller
+
+def health_main(args):
+    """GET /healthz every 0.5 s on a fresh connection until stdin closes (or --duration passes);
+    prints [[unix time, seconds, status], ...]."""
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    polls = []
+    deadline = time.monotonic() + args.duration
+    request = f"GET /healthz HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode()
+    while not stop.is_set() and time.monotonic() < deadline:
+        started_wall, started = time.time(), time.monotonic()
+        status = 0
+        try:
+            with socket.create_connection((HOST, args.port), timeout=5) as sock:
+                sock.sendall(request)
+                answer = b""
+                while b"\r\n\r\n" not in answer:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    answer += chunk
+                status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else 0
+        except (OSError, ValueError, IndexError):
+            status = 0
+        polls.append([started_wall, time.monotonic() - started, status])
+        stop.wait(max(0.0, 0.5 - (time.monotonic() - started)))
+    print(json.dumps(polls), flush=True)
+
+
+# ============================================================================ the soak
+
+class GoodClient:
+    def __init__(self, index):
+        self.index = index
+        self.user = f"good{index}"
+        self.channel = f"soak{index // (GOOD // CHANNELS)}"
+        self.cid = f"{CHANNEL_TYPE}:{self.channel}"
+        self.messages = []          # (channel_seq, message id, monotonic time of receipt)
+        self.events = collections.Counter()
+        self.errors = []
+        self.confirmations_sent = 0
+        self.confirmations_answered = 0
+        self.compressed = False
+        self.closed = None          # (code, reason) when the server closed it
+        self.failure = None
+        self.ws = None
+        self.rng = random.Random(index)
 
 
 class Soak:
-    def __init__(self, port, pid, args):
-        self.port, self.pid, self.args = port, pid, args
+    def __init__(self, args):
+        self.args = args
+        self.port, self.pid = args.port, args.pid
+        self.server = make_token(args.secret, {"server": True})
         self.results = []
-        self.outcomes = {}
-        self.latencies = {"baseline": [], "attack": []}
         self.phase = "setup"
-        self.received = {}
-        self.sent = {}
-        self.health_worst = 0.0
+        self.phase_started = {"setup": time.time()}
+        self.sent = {f"soak{c}": [] for c in range(CHANNELS)}    # ids answered 200, in order
+        self.sent_at = {}            # message id: (monotonic time of the send, phase)
+        self.uncertain = set()       # sends that were not answered 200
+        self.send_failures = collections.Counter()
         self.sending = True
+        self.closing = False
+        self.clients = [GoodClient(i) for i in range(GOOD)]
 
     def check(self, ok, what):
-        self.results.append(ok)
+        self.results.append(bool(ok))
         print(f"soak: {'ok  ' if ok else 'FAIL'} {what}", flush=True)
+        return ok
 
-    def outcome(self, kind, answer):
-        self.outcomes.setdefault(kind, {})
-        self.outcomes[kind][answer] = self.outcomes[kind].get(answer, 0) + 1
-
-    # --- the server's process
+    def set_phase(self, phase):
+        self.phase = phase
+        self.phase_started[phase] = time.time()
+        log(f"soak: {phase} ({time.strftime('%H:%M:%S')})")
 
     def sample(self):
         with open(f"/proc/{self.pid}/status") as status:
-            rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) * 1024
+            rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) * 1024
         return rss, len(os.listdir(f"/proc/{self.pid}/fd"))
 
-    # --- HTTP without a library: exactly the bytes chosen
+    def server_descriptor_limit(self):
+        with open(f"/proc/{self.pid}/limits") as limits:
+            for line in limits:
+                if line.startswith("Max open files"):
+                    value = line.split()[3]
+                    return 1 << 20 if value == "unlimited" else int(value)
+        return 1024
 
-    async def http(self, method, path, body=None, token_=SERVER, raw=None):
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-        sep = "&" if "?" in path else "?"
-        head = (f"{method} {path}{sep}api_key={KEY} HTTP/1.1\r\nHost: x\r\nAuthorization: {token_}\r\n"
-                f"stream-auth-type: jwt\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n")
-        writer.write(head.encode() + data)
-        await writer.drain()
-        answer = await asyncio.wait_for(reader.read(), 30)
-        writer.close()
-        status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1") else 0
-        return status, answer.partition(b"\r\n\r\n")[2]
+    async def rest(self, method, path, body, accept=(200, 201)):
+        status, answer = await http(self.port, method, path, json.dumps(body).encode(), token=self.server, key=self.args.key)
+        if status not in accept:
+            raise RuntimeError(f"setup: {method} {path} answered {status}: {answer[:300]!r}")
+        return status
 
     async def setup(self):
-        users = {f"good{i}": {"id": f"good{i}"} for i in range(200)}
-        users.update({f"bad{i}": {"id": f"bad{i}"} for i in range(100)})
-        status, _ = await self.http("POST", "/users", {"users": users})
-        assert status == 200, status
-        self.channels = [f"soak{c}" for c in range(10)]
-        for c, cid in enumerate(self.channels):
-            members = [f"good{c * 20 + i}" for i in range(20)] + [f"bad{c * 10 + i}" for i in range(10)]
-            status, _ = await self.http("POST", f"/channels/messaging/{cid}/query",
-                                        {"data": {"members": members, "created_by_id": members[0]}})
-            assert status == 200, status
-            self.sent[cid] = []
+        await self.rest("POST", "/channeltypes", {"name": CHANNEL_TYPE, "delivery_events": True, "read_events": True},
+                        accept=(200, 201, 409))
+        users = {f"good{i}": {"id": f"good{i}", "name": f"Good {i}"} for i in range(GOOD)}
+        users.update({f"bad{i}": {"id": f"bad{i}", "name": f"Bad {i}"} for i in range(BAD_USERS)})
+        await self.rest("POST", "/users", {"users": users})
+        per, bad_per = GOOD // CHANNELS, BAD_USERS // CHANNELS
+        for c in range(CHANNELS):
+            members = [f"good{c * per + i}" for i in range(per)] + [f"bad{c * bad_per + i}" for i in range(bad_per)]
+            await self.rest("POST", f"/channels/{CHANNEL_TYPE}/soak{c}/query",
+                            {"data": {"members": members, "created_by_id": members[0]}})
 
     # --- well-behaved clients
 
-    async def good_client(self, index, ready):
-        user = f"good{index}"
-        cid = f"messaging:{self.channels[index // 20]}"
-        async with websockets.connect(f"ws://127.0.0.1:{self.port}/connect?{connect_query(user)}", max_size=None) as ws:
-            assert json.loads(await ws.recv())["type"] == "health.check"
-            await ws.send(json.dumps({"type": "watch", "cid": cid, "request_id": "w"}))
-            got = self.received.setdefault(user, [])
-            ready.set_result(None) if not ready.done() else None
-            try:
+    async def good_client(self, client, ready):
+        token = make_token(self.args.secret, {"user_id": client.user})
+        cid = client.cid
+        confirmations = 0
+        try:
+            async with ws_connect(connect_url(self.port, self.args.key, token, client.user), max_size=None,
+                                  open_timeout=30, close_timeout=5) as ws:
+                client.ws = ws
+                client.compressed = "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or "")
+                first = json.loads(await ws.recv())
+                if first.get("type") != "health.check":
+                    raise RuntimeError(f"first event {first.get('type')}")
+                await ws.send(json.dumps({"type": "watch", "cid": cid, "request_id": "watch"}))
                 async for text in ws:
+                    now = time.monotonic()
                     event = json.loads(text)
-                    if event.get("type") == "message.new":
-                        message = event["message"]
-                        got.append(message["id"])
-                        sent_at = float(message["text"].split()[1])
-                        self.latencies.setdefault(self.phase, []).append(time.time() - sent_at)
-                        if random.random() < 0.05:
-                            await ws.send(json.dumps({"type": "mark_read", "cid": cid}))
-            except websockets.ConnectionClosed:
-                pass
+                    kind = event.get("type")
+                    client.events[kind] += 1
+                    if kind == "message.new":
+                        message_id = event["message"]["id"]
+                        client.messages.append((event.get("channel_seq"), message_id, now))
+                        if self.closing:
+                            continue
+                        # Now and then confirm: delivered often, read sometimes.
+                        if client.rng.random() < 0.2:
+                            confirmations += 1
+                            client.confirmations_sent += 1
+                            await ws.send(json.dumps({"type": "mark_delivered", "request_id": f"c{confirmations}",
+                                                      "latest_delivered_messages": [{"cid": cid, "id": message_id}]}))
+                        if client.rng.random() < 0.05:
+                            confirmations += 1
+                            client.confirmations_sent += 1
+                            await ws.send(json.dumps({"type": "mark_read", "request_id": f"c{confirmations}",
+                                                      "cid": cid, "message_id": message_id}))
+                    elif kind == "reply":
+                        if event.get("request_id") == "watch":
+                            if not ready.done():
+                                ready.set_result(None)
+                        else:
+                            client.confirmations_answered += 1
+                    elif kind == "error":
+                        client.errors.append(event)
+                        if event.get("request_id") == "watch" and not ready.done():
+                            ready.set_exception(RuntimeError(f"{client.user}: watch refused: {event}"))
+            if not self.closing:
+                client.closed = (ws.close_code, ws.close_reason)
+        except websockets.ConnectionClosed as closed:
+            if not self.closing:
+                client.closed = (closed.rcvd.code, closed.rcvd.reason) if closed.rcvd else (None, "no close frame")
+        except Exception as error:  # noqa: BLE001
+            client.failure = f"{type(error).__name__}: {error}"
+            if not ready.done():
+                ready.set_exception(error)
 
-    async def senders(self):
+    async def sender(self, channels):
+        """Sends one message to each of its channels every 1/rate seconds over REST (server token,
+        for the channel's first member); the next message to a channel goes only after the previous
+        one was answered, so the channel's order is the order of `sent`."""
+        per = GOOD // CHANNELS
         n = 0
+        interval = 1.0 / self.args.rate
+        next_tick = time.monotonic()
         while self.sending:
-            started = time.time()
-            for c, channel in enumerate(self.channels):
+            for channel in channels:
                 n += 1
-                message_id = f"{channel}-{n}"
-                self.sent[channel].append(message_id)
-                status, _ = await self.http("POST", f"/channels/messaging/{channel}/message", {
-                    "message": {"id": message_id, "text": f"t {time.time():.6f}", "user_id": f"good{c * 20}"}})
-                if status != 200:
-                    self.sent[channel].pop()
-                    self.outcome("well-behaved sender", f"HTTP {status}")
-            await asyncio.sleep(max(0, 1 / self.args.rate - (time.time() - started)))
+                message_id = f"{channel}-{n:06d}"
+                started = time.monotonic()
+                self.sent_at[message_id] = (started, self.phase)
+                body = {"message": {"id": message_id, "text": f"soak {self.phase} {n}", "user_id": f"good{int(channel[4:]) * per}"}}
+                try:
+                    status, _ = await http(self.port, "POST", f"/channels/{CHANNEL_TYPE}/{channel}/message",
+                                           json.dumps(body).encode(), token=self.server, key=self.args.key, timeout=15)
+                except (OSError, asyncio.TimeoutError):
+                    status = 0
+                if status == 200:
+                    self.sent[channel].append(message_id)
+                else:
+                    self.uncertain.add(message_id)
+                    self.send_failures[f"HTTP {status}" if status else "no answer"] += 1
+            next_tick += interval
+            await asyncio.sleep(max(0.0, next_tick - time.monotonic()))
 
-    def health(self):
-        """Polls /healthz from its own thread (so that the soak's own event loop, busy with hundreds
-        of clients, does not count as the server's latency), every 0.5 s."""
-        import urllib.request
-        while self.sending:
-            started = time.time()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as answer:
-                    ok = answer.status == 200
-            except Exception:
-                ok = False
-            elapsed = time.time() - started
-            if elapsed > self.health_worst:
-                self.health_worst_phase = self.phase
-            self.health_worst = max(self.health_worst, elapsed if ok else 5.0)
-            time.sleep(0.5)
-
-    # --- hostile clients, each kind bounded
-
-    async def slowloris(self, count, seconds):
-        async def one():
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                writer.write(b"POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
-                deadline = time.time() + seconds
-                answer = b""
-                while time.time() < deadline and not answer:
-                    writer.write(b" ")
-                    try:
-                        answer = await asyncio.wait_for(reader.read(200), 1.0)
-                    except asyncio.TimeoutError:
-                        pass
-                self.outcome("slowloris body", answer.split(b"\r\n")[0].decode()[:12] if answer else "still open")
-                writer.close()
-            except OSError as error:
-                self.outcome("slowloris body", f"connect: {error.errno}")
-        await asyncio.gather(*(one() for _ in range(count)))
-
-    async def idle_tcp(self, count, seconds):
-        async def one():
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                answer = await asyncio.wait_for(reader.read(200), seconds)
-                self.outcome("idle TCP", answer.split(b"\r\n")[0].decode()[:12] if answer else "closed")
-                writer.close()
-            except asyncio.TimeoutError:
-                self.outcome("idle TCP", "still open")
-            except OSError as error:
-                self.outcome("idle TCP", f"connect: {error.errno}")
-        await asyncio.gather(*(one() for _ in range(count)))
-
-    async def huge_rest_bodies(self, count):
-        wide = {"users": {"x": {"id": "x", **{f"k{i}": i for i in range(50_000)}}}}
-        deep = {"users": {"x": {"id": "x", "deep": json.loads("[" * 500 + "]" * 500)}}}
-        long = {"users": {"x": {"id": "x", "bio": "x" * 200_000}}}
-        for index in range(count):
-            body = (wide, deep, long)[index % 3]
-            status, answer = await self.http("POST", "/users", body)
-            self.outcome(("REST 50,000 keys", "REST nesting 500", "REST 200 KB string")[index % 3], f"HTTP {status}")
-
-    async def ws_hostile(self, kind, count):
-        """WebSocket clients that misbehave, seen through the close code they get."""
-        async def one(i):
-            user = f"bad{(i * 7 + hash(kind)) % 100}"
-            try:
-                async with websockets.connect(f"ws://127.0.0.1:{self.port}/connect?{connect_query(user, kind == 'bad token')}",
-                                              max_size=None, open_timeout=10) as ws:
-                    if kind == "WS 50,000 keys":
-                        await ws.send(json.dumps({"type": "mark_read", "cid": "messaging:soak0", **{f"k{i}": 1 for i in range(50_000)}}))
-                    elif kind == "binary flood":
-                        for _ in range(3_000):
-                            await ws.send(b"\x00\x01")
-                    elif kind == "command flood":
-                        for _ in range(5_000):
-                            await ws.send(json.dumps({"type": "mark_read", "cid": "messaging:soak0"}))
-                    # Reads what comes (the library stops reading the socket while messages wait) until
-                    # the server closes, or 20 s pass.
-                    deadline = time.time() + 20
-                    try:
-                        while time.time() < deadline:
-                            await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.time()))
-                        self.outcome(kind, "still open after 20 s")
-                    except asyncio.TimeoutError:
-                        self.outcome(kind, "still open after 20 s")
-            except websockets.ConnectionClosed as closed:
-                self.outcome(kind, f"close {closed.rcvd.code if closed.rcvd else 'none'}")
-            except Exception as error:
-                self.outcome(kind, type(error).__name__)
-        await asyncio.gather(*(one(i) for i in range(count)))
-
-    async def slow_consumer_disconnects(self):
-        status, body = await self.http("GET", "/metrics")
-        for line in body.decode().splitlines():
-            if line.startswith("checkmark_slow_consumer_disconnects_total"):
-                return int(float(line.split()[-1]))
-        return 0
-
-    async def non_readers(self, count, seconds):
-        """Send watch after watch and never read: the replies pile up on the server's side, which
-        must close each such client as a slow consumer (counted by its own metric)."""
-        before = await self.slow_consumer_disconnects()
-        await self._non_readers(count, seconds)
-        closed = await self.slow_consumer_disconnects() - before
-        self.outcome("non-reader", "closed as a slow consumer" if closed == count else f"{closed} of {count} closed as slow consumers")
-
-    async def _non_readers(self, count, seconds):
-        async def one(i):
-            user = f"bad{i}"
-            sock = socket.socket()
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.setblocking(False)
-            try:
-                await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.port))
-                reader, writer = await asyncio.open_connection(sock=sock)
-                writer.write((f"GET /connect?{connect_query(user)} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                              "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-                # bad{i} is a member of soak{i // 10}: every watch is answered with the channel's state.
-                watch = frame(json.dumps({"type": "watch", "cid": f"messaging:soak{i // 10}"}).encode())
-                deadline = time.time() + seconds
-                while time.time() < deadline:
-                    writer.write(watch * 20)
-                    try:
-                        await asyncio.wait_for(writer.drain(), 1.0)
-                    except (asyncio.TimeoutError, ConnectionError):
-                        pass
-                    if writer.transport.is_closing():
-                        break
-                    await asyncio.sleep(0.05)
-                writer.close()
-            except OSError as error:
-                self.outcome("non-reader error", f"error {error.errno}")
-        await asyncio.gather(*(one(i) for i in range(count)))
+    def delivered_all(self):
+        return all(len(c.messages) >= len(self.sent[c.channel]) for c in self.clients)
 
     # --- the run
 
     async def run(self):
+        a = self.args
+        health = subprocess.Popen([sys.executable, __file__, "--role", "health", "--port", str(self.port),
+                                   "--duration", str(a.baseline + a.duration + a.settle + 200)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            await self._run(health)
+        finally:
+            if health.poll() is None:
+                health.kill()
+                health.wait()
+
+    async def _run(self, health):
+        a = self.args
         await self.setup()
-        readies = [asyncio.get_running_loop().create_future() for _ in range(200)]
-        goods = [asyncio.create_task(self.good_client(i, readies[i])) for i in range(200)]
-        await asyncio.wait_for(asyncio.gather(*readies), 60)
-        await asyncio.sleep(1)
-        self.phase = "baseline"
-        sender = asyncio.create_task(self.senders())
-        import threading
-        poller = threading.Thread(target=self.health, daemon=True)
-        poller.start()
-        await asyncio.sleep(self.args.baseline)
-        start_rss, start_fds = self.sample()
-        self.phase = "attack"
-        duration = self.args.duration
-        peak = [(start_rss, start_fds)]
+        readies = [asyncio.get_running_loop().create_future() for _ in self.clients]
+        tasks = [asyncio.create_task(self.good_client(c, r)) for c, r in zip(self.clients, readies)]
+        try:
+            await asyncio.wait_for(asyncio.gather(*readies), 60)
+        except Exception as error:  # noqa: BLE001
+            self.check(False, f"{GOOD} well-behaved clients connected and watching ({type(error).__name__}: {error})")
+            raise
+        self.check(all(c.compressed for c in self.clients),
+                   f"{GOOD} well-behaved clients connected and watching, permessage-deflate on "
+                   f"({sum(c.compressed for c in self.clients)} compressed)")
+
+        # The baseline: the load alone.
+        self.set_phase("baseline")
+        groups = [[f"soak{c}" for c in range(CHANNELS) if c % a.senders == s] for s in range(a.senders)]
+        senders = [asyncio.create_task(self.sender(g)) for g in groups if g]
+        await asyncio.sleep(a.baseline)
+        start = self.sample()
+        metrics_start = (await http(self.port, "GET", "/metrics"))[1].decode(errors="replace")
+
+        # The attack: the same load, and every hostile kind at once from its own process, scaled down
+        # if the descriptors of the server or of this machine would not suffice.
+        budget = min(self.server_descriptor_limit(), raise_descriptor_limit()) - start[1] - GOOD - 100
+        scale = min(1.0, max(0.05, budget / 400))
+        self.set_phase("attack")
+        hostile = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--role", "hostile", "--port", str(self.port), "--duration", str(a.duration),
+            "--key", a.key, "--secret", a.secret, "--scale", f"{scale:.3f}", stdout=asyncio.subprocess.PIPE)
+        peak = [start]
+        sampling = [True]
 
         async def sampler():
-            while self.phase == "attack":
-                peak.append(self.sample())
-                await asyncio.sleep(1)
-        sampling = asyncio.create_task(sampler())
-        await asyncio.gather(
-            self.slowloris(100, duration), self.idle_tcp(100, duration),
-            self.huge_rest_bodies(30), self.non_readers(20, min(duration, 20)),
-            self.ws_hostile("WS 50,000 keys", 20), self.ws_hostile("binary flood", 20),
-            self.ws_hostile("command flood", 20), self.ws_hostile("bad token", 20))
-        self.phase = "tail"
-        await sampling
-        await asyncio.sleep(self.args.tail)
+            while sampling[0]:
+                try:
+                    peak.append(self.sample())
+                except (OSError, StopIteration):
+                    pass
+                await asyncio.sleep(0.5)
+        sampler_task = asyncio.create_task(sampler())
+        hostile_result = None
+        try:
+            out, _ = await asyncio.wait_for(hostile.communicate(), a.duration + 150)
+            lines = out.decode().strip().splitlines()
+            hostile_result = json.loads(lines[-1]) if lines else None
+        except asyncio.TimeoutError:
+            hostile.kill()
+            await hostile.wait()
+        hostile_stopped = time.monotonic()
+
+        # After: the senders stop, deliveries drain, the server settles.
+        self.set_phase("after")
         self.sending = False
-        await sender
-        poller.join(timeout=10)
-        await asyncio.sleep(2)
-        end_rss, end_fds = self.sample()
-        peak_rss = max(rss for rss, _ in peak)
-        peak_fds = max(fds for _, fds in peak)
-        for task in goods:
+        await asyncio.gather(*senders)
+        drain_deadline = time.monotonic() + 15
+        while not self.delivered_all() and time.monotonic() < drain_deadline:
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(max(0.0, hostile_stopped + a.settle - time.monotonic()))
+        sampling[0] = False
+        await sampler_task
+        end = self.sample()
+        metrics_end = (await http(self.port, "GET", "/metrics"))[1].decode(errors="replace")
+        alive_status, _ = await http(self.port, "GET", "/healthz", timeout=5)
+        health.stdin.close()
+        out = await asyncio.to_thread(health.stdout.read)
+        polls = json.loads(out) if out.strip() else []
+        await asyncio.to_thread(health.wait)
+
+        self.closing = True
+        await asyncio.gather(*(c.ws.close() for c in self.clients if c.ws is not None), return_exceptions=True)
+        await asyncio.wait(tasks, timeout=10)
+        for task in tasks:
             task.cancel()
+        self.report(hostile_result, polls, start, peak, end, metrics_start, metrics_end, alive_status)
 
-        print("soak: hostile kinds and what the server answered:")
-        for kind, answers in sorted(self.outcomes.items()):
-            print(f"  {kind:22} {', '.join(f'{answer} x{count}' for answer, count in sorted(answers.items()))}")
+    def report(self, hostile, polls, start, peak, end, metrics_start, metrics_end, alive_status):
+        a = self.args
+        # --- what the hostile clients were answered
+        print("soak: hostile clients: attempts, what the server answered, slowest answer")
+        if hostile is None:
+            self.check(False, "the hostile clients' process finished and reported")
+            hostile = {"outcomes": {}, "expected": {k: [sorted(v[0]), v[1]] for k, v in Hostile.EXPECTED.items()},
+                       "slowest": {}, "samples": {}, "notes": {}, "slow_consumer_disconnects": 0, "commands_rejected": 0}
+        width = max(len(k) for k in hostile["expected"])
+        for kind in hostile["expected"]:
+            answers = hostile["outcomes"].get(kind, {})
+            shown = ", ".join(f"{answer} x{n}" for answer, n in sorted(answers.items(), key=lambda x: -x[1])) or "none"
+            said = hostile.get("first", {}).get(kind)
+            print(f"  {kind:{width}}  {sum(answers.values()):5}  {shown}  ({hostile['slowest'].get(kind, 0):.1f} s)"
+                  + (f"  \"{said}\"" if said else ""))
+        for note, n in sorted(hostile["notes"].items()):
+            print(f"  ({note} x{n})")
+        print(f"  slow-consumer disconnects during the attack: {hostile['slow_consumer_disconnects']:.0f}; "
+              f"commands rejected: {hostile['commands_rejected']:.0f}")
 
+        # --- latency, from the send to the receipt, per phase of the send
         def p99(values):
-            return sorted(values)[int(len(values) * 0.99)] if values else float("nan")
-        base, attack = p99(self.latencies["baseline"]), p99(self.latencies["attack"] + self.latencies.get("tail", []))
-        print(f"soak: delivery p99 baseline {base * 1000:.0f} ms, under attack {attack * 1000:.0f} ms; "
-              f"/healthz worst {self.health_worst * 1000:.0f} ms (during the {getattr(self, 'health_worst_phase', '-')})")
-        print(f"soak: RSS start {start_rss >> 20} MiB, peak {peak_rss >> 20} MiB, end {end_rss >> 20} MiB; "
-              f"descriptors start {start_fds}, peak {peak_fds}, end {end_fds}")
+            values = sorted(values)
+            return values[max(0, -(-len(values) * 99 // 100) - 1)] if values else float("nan")
+        latencies = collections.defaultdict(list)
+        for c in self.clients:
+            for _, message_id, received in c.messages:
+                sent = self.sent_at.get(message_id)
+                if sent:
+                    latencies[sent[1]].append(received - sent[0])
+        base, attack = p99(latencies["baseline"]), p99(latencies["attack"])
+        print(f"soak: delivery p99 baseline {base * 1000:.0f} ms ({len(latencies['baseline'])} deliveries), "
+              f"under attack {attack * 1000:.0f} ms ({len(latencies['attack'])} deliveries; "
+              f"max {max(latencies['attack'], default=0) * 1000:.0f} ms)")
 
-        lost = 0
-        for index in range(200):
-            channel = self.channels[index // 20]
-            if self.received.get(f"good{index}", []) != self.sent[channel]:
-                lost += 1
-        self.check(lost == 0, f"every well-behaved client got every message of its channel once, in order ({200 - lost}/200)")
-        self.check(attack <= self.args.max_p99, f"delivery p99 under attack {attack * 1000:.0f} ms <= {self.args.max_p99 * 1000:.0f} ms")
-        self.check(self.health_worst < 1.0, f"/healthz answered within 1 s throughout (worst {self.health_worst * 1000:.0f} ms)")
-        expected = {
-            "slowloris body": "HTTP/1.1 408", "idle TCP": "HTTP/1.1 408", "REST 50,000 keys": "HTTP 400",
-            "REST nesting 500": "HTTP 400", "REST 200 KB string": "HTTP 400", "WS 50,000 keys": "close 1009",
-            "binary flood": "close 4008", "command flood": "close 4008", "bad token": "close 4001",
-            "non-reader": "closed as a slow consumer",
-        }
-        for kind, answer in expected.items():
-            answers = self.outcomes.get(kind, {})
-            self.check(answers and set(answers) == {answer}, f"{kind}: every one answered '{answer}' ({answers})")
-        self.check(end_rss <= start_rss + self.args.max_rss_growth, f"RSS back near the start (+{(end_rss - start_rss) >> 20} MiB)")
-        self.check(end_fds <= start_fds + 20, f"descriptors back near the start ({start_fds} -> {end_fds})")
-        passed = sum(self.results)
-        failed = len(self.results) - passed
-        print(f"soak: {passed} passed, {failed} failed")
-        return failed == 0
+        # --- /healthz, worst per phase
+        phases = sorted(self.phase_started.items(), key=lambda x: x[1])
+
+        def phase_of(t):
+            current = phases[0][0]
+            for name, started in phases:
+                if t >= started:
+                    current = name
+            return current
+        worst = collections.defaultdict(float)
+        bad_polls = 0
+        for started, seconds, status in polls:
+            bad_polls += status != 200
+            worst[phase_of(started)] = max(worst[phase_of(started)], seconds if status == 200 else max(seconds, 5.0))
+        print(f"soak: /healthz {len(polls)} polls, {bad_polls} not 200; worst: " +
+              ", ".join(f"{p} {worst[p] * 1000:.0f} ms" for p, _ in phases if p in worst))
+
+        # --- the server's resources
+        mib = lambda b: f"{b / (1 << 20):.1f} MiB"
+        (start_rss, start_fds), (end_rss, end_fds) = start, end
+        peak_rss, peak_fds = max(r for r, _ in peak), max(f for _, f in peak)
+        print(f"soak: server RSS start {mib(start_rss)}, peak {mib(peak_rss)}, end {mib(end_rss)}; "
+              f"descriptors start {start_fds}, peak {peak_fds}, end {end_fds}")
+        for name in ("checkmark_connections", "checkmark_commands_rejected_total",
+                     "checkmark_slow_consumer_disconnects_total", "checkmark_frames_in_total", "checkmark_frames_out_total"):
+            print(f"  {name}: {metrics_sum(metrics_start, name):.0f} at the start, {metrics_sum(metrics_end, name):.0f} at the end")
+        events = collections.Counter()
+        for c in self.clients:
+            events.update(c.events)
+        print("soak: events the well-behaved clients received: " + ", ".join(f"{k} {v}" for k, v in sorted(events.items())))
+
+        # --- the checks
+        lost = repeated = disordered = 0
+        example = None
+        for c in self.clients:
+            expected = self.sent[c.channel]
+            got = [m for _, m, _ in c.messages if m not in self.uncertain]
+            seqs = [s for s, _, _ in c.messages]
+            missing = set(expected) - set(got)
+            lost += bool(missing)
+            repeated += len(set(got)) != len(got)
+            out_of_order = (not missing and len(set(got)) == len(got) and got != expected) \
+                or any(not isinstance(s, int) for s in seqs) or any(x >= y for x, y in zip(seqs, seqs[1:]))
+            disordered += out_of_order
+            if got != expected and example is None:
+                example = f"{c.user}: {len(got)} of {len(expected)}, missing e.g. {sorted(missing)[:3]}"
+        total = sum(len(v) for v in self.sent.values())
+        self.check(not self.send_failures,
+                   f"every message of the well-behaved senders was accepted ({total} sent, "
+                   f"{sum(self.send_failures.values())} not: {dict(self.send_failures)})")
+        self.check(total and not (lost or repeated or disordered),
+                   f"every well-behaved client got every message of its channel exactly once and in order "
+                   f"(missing some at {lost}, repeats at {repeated}, out of order at {disordered} of {GOOD} clients"
+                   + (f"; {example}" if example else "") + ")")
+        closed = [c for c in self.clients if c.closed or c.failure]
+        self.check(not closed, f"no well-behaved client was closed or failed ({len(closed)}"
+                   + (f"; e.g. {closed[0].user}: {closed[0].closed or closed[0].failure}" if closed else "") + ")")
+        errors = [c for c in self.clients if c.errors]
+        sent_confirmations = sum(c.confirmations_sent for c in self.clients)
+        unanswered = sent_confirmations - sum(c.confirmations_answered for c in self.clients)
+        self.check(not errors and unanswered == 0,
+                   f"every confirmation of the well-behaved clients was answered, none with an error "
+                   f"({sent_confirmations} sent, {unanswered} unanswered, {len(errors)} clients got errors"
+                   + (f"; e.g. {errors[0].errors[0]}" if errors else "") + ")")
+        self.check(attack == attack and attack <= a.max_p99,
+                   f"delivery p99 under attack {attack * 1000:.0f} ms <= {a.max_p99 * 1000:.0f} ms (baseline {base * 1000:.0f} ms)")
+        overall = max(worst.values(), default=float("inf"))
+        self.check(polls and overall < a.max_health and alive_status == 200,
+                   f"/healthz answered within {a.max_health * 1000:.0f} ms throughout (worst {overall * 1000:.0f} ms, "
+                   f"{bad_polls} failed polls; at the end: HTTP {alive_status})")
+        for kind, (expected, required) in hostile["expected"].items():
+            answers = hostile["outcomes"].get(kind, {})
+            ok = bool(answers) and set(answers) <= set(expected) and (required is None or required in answers)
+            detail = ", ".join(f"{k} x{v}" for k, v in sorted(answers.items())) or "no attempt"
+            sample = hostile["samples"].get(kind)
+            self.check(ok, f"{kind}: expected {' or '.join(expected)}" + (f" (some {required})" if required else "")
+                       + f"; got {detail}" + (f" [e.g. {sample}]" if sample and not ok else ""))
+        non_readers = sum(hostile["outcomes"].get("WS watch, never read", {}).values())
+        self.check(non_readers and hostile["slow_consumer_disconnects"] >= non_readers,
+                   f"every client that never read was dropped as a slow consumer "
+                   f"({hostile['slow_consumer_disconnects']:.0f} slow-consumer disconnects for {non_readers} such clients)")
+        self.check(end_rss <= start_rss + (a.max_rss_growth << 20),
+                   f"RSS back near the start: {mib(start_rss)} -> {mib(end_rss)} (peak {mib(peak_rss)}; "
+                   f"bound start + {a.max_rss_growth} MiB)")
+        self.check(end_fds <= start_fds + a.max_fd_growth,
+                   f"descriptors back near the start: {start_fds} -> {end_fds} (peak {peak_fds}; bound start + {a.max_fd_growth})")
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--role", choices=["soak", "hostile", "health"], default="soak")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--pid", type=int, required=True)
-    parser.add_argument("--baseline", type=float, default=10)
-    parser.add_argument("--duration", type=float, default=30, help="seconds of attack")
-    parser.add_argument("--tail", type=float, default=10)
-    parser.add_argument("--rate", type=float, default=2, help="messages a second per channel")
-    parser.add_argument("--max-p99", type=float, default=2.0)
-    parser.add_argument("--max-rss-growth", type=int, default=64 << 20)
+    parser.add_argument("--pid", type=int, help="the server's process id (its RSS and descriptors are read from /proc)")
+    parser.add_argument("--key", default="soak-key")
+    parser.add_argument("--secret", default="soak-secret-used-only-by-the-soak-test")
+    parser.add_argument("--baseline", type=float, default=10, help="seconds of load without attackers (default 10)")
+    parser.add_argument("--duration", type=float, default=60, help="seconds of attack (default 60)")
+    parser.add_argument("--settle", type=float, default=10, help="seconds after the attack before the end sample (default 10)")
+    parser.add_argument("--rate", type=float, default=2, help="messages a second per channel (default 2)")
+    parser.add_argument("--senders", type=int, default=5, help="sender tasks (default 5)")
+    parser.add_argument("--max-p99", type=float, default=2.0, help="bound on the delivery p99 under attack, seconds (default 2)")
+    parser.add_argument("--max-health", type=float, default=1.0, help="bound on /healthz latency, seconds (default 1)")
+    parser.add_argument("--max-rss-growth", type=int, default=64, help="MiB the end RSS may exceed the start by (default 64)")
+    parser.add_argument("--max-fd-growth", type=int, default=20, help="descriptors the end may exceed the start by (default 20)")
+    parser.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    ok = asyncio.run(asyncio.wait_for(Soak(args.port, args.pid, args).run(), args.baseline + args.duration + args.tail + 120))
-    sys.exit(0 if ok else 1)
+    if args.role == "hostile":
+        hostile_main(args)
+        return
+    if args.role == "health":
+        health_main(args)
+        return
+    if args.pid is None:
+        parser.error("--pid is required")
+    raise_descriptor_limit()
+    soak = Soak(args)
+    budget = args.baseline + args.duration + args.settle + 120
+    try:
+        asyncio.run(asyncio.wait_for(soak.run(), budget))
+    except asyncio.TimeoutError:
+        soak.check(False, f"the soak finished within its hard timeout ({budget:.0f} s)")
+    except Exception as error:  # noqa: BLE001
+        soak.check(False, f"the soak ran to its end ({type(error).__name__}: {error})")
+    passed = sum(soak.results)
+    failed = len(soak.results) - passed
+    print(f"soak: {passed} passed, {failed} failed", flush=True)
+    sys.exit(0 if failed == 0 and passed > 0 else 1)
 
 
 if __name__ == "__main__":

@@ -1,39 +1,97 @@
 #!/usr/bin/env bash
-# The hostile-client soak (scripts/soak.py): a real `checkmark serve` on 127.0.0.1, 200 well-behaved
-# clients, and every kind of hostile client at once; bounded (about a minute), stops by itself.
+# The soak: a real `checkmark serve` on 127.0.0.1; 200 well-behaved WebSocket clients keep receiving
+# while hostile clients of every kind attack it (scripts/soak.py); then the server is stopped with
+# SIGTERM and must exit 0. Bounded (about two minutes with the defaults) and stops by itself.
 #
-#   scripts/soak.sh [soak.py options, e.g. --duration 30]
+#   scripts/soak.sh [soak.py options: --duration 60 --baseline 10 --max-p99 2 --max-rss-growth 64 ...]
 #
-# Uses CHECKMARK_BINARY when set, else .build/release/checkmark, else .build/debug/checkmark.
+# Uses CHECKMARK_BINARY when set, else .build/release/checkmark (else .build/debug/checkmark).
+# Installs `websockets` into a virtual environment (.build/soak-venv). SOAK_TIMEOUT (seconds, default
+# 300) is the hard limit on the whole run; SOAK_SERVER_ARGS adds `serve` flags (e.g. "--set request_timeout=5").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${CHECKMARK_BINARY:-}
 if [[ -z $binary ]]; then
-    if [[ -x .build/release/checkmark ]]; then binary=.build/release/checkmark; else binary=.build/debug/checkmark; fi
+    binary=.build/release/checkmark
+    [[ -x $binary ]] || binary=.build/debug/checkmark
 fi
+[[ -x $binary ]] || { echo "soak: no checkmark binary at $binary; build it first (swift build -c release --product checkmark)" >&2; exit 1; }
+
 venv=.build/soak-venv
 [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "websockets>=13"
-data=$(mktemp -d /tmp/checkmark-soak.XXXXXX)
-log=$data/server.log
-# Short request timeout so that slow and idle clients are answered within the run.
-"$binary" serve --port 0 --data-dir "$data/data" --api-key soak-key --api-secret soak-secret-used-only-by-the-soak-test \
-    --log-level notice --set request_timeout=3 > "$log" 2>&1 &
+"$venv/bin/pip" install --quiet --disable-pip-version-check "websockets>=14"
+
+# The server gets as many descriptors as it may have (the soak scales its hostile clients to them).
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+work=$(mktemp -d /tmp/checkmark-soak.XXXXXX)
+key=soak-key
+secret=soak-secret-used-only-by-the-soak-test
+# shellcheck disable=SC2086 # SOAK_SERVER_ARGS is split into flags on purpose
+"$binary" serve --port 0 --data-dir "$work/data" --api-key "$key" --api-secret "$secret" --log-level notice \
+    ${SOAK_SERVER_ARGS:-} > "$work/stdout" 2> "$work/server.log" &
 pid=$!
-cleanup() { kill "$pid" 2>/dev/null || true; rm -rf "$data"; }
+cleanup() {
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
 trap cleanup EXIT
+
 port=
-for _ in $(seq 100); do
-    port=$(sed -n 's/^checkmark listening on .*:\([0-9]*\)$/\1/p' "$log" | head -n 1)
+for _ in $(seq 300); do
+    port=$(sed -n 's/^checkmark listening on 127\.0\.0\.1:\([0-9][0-9]*\).*$/\1/p' "$work/stdout" | head -n 1)
     [[ -n $port ]] && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
 done
-[[ -n $port ]] || { echo "soak: the server did not start" >&2; cat "$log" >&2; exit 1; }
+if [[ -z $port ]]; then
+    echo "soak: the server did not start" >&2
+    cat "$work/stdout" "$work/server.log" >&2
+    exit 1
+fi
+echo "soak: $binary serving on 127.0.0.1:$port (pid $pid)"
+
 status=0
-"$venv/bin/python" scripts/soak.py --port "$port" --pid "$pid" "$@" || status=$?
-kill -TERM "$pid"
-wait "$pid" || { echo "soak: the server did not stop cleanly" >&2; status=1; }
-echo "soak: refusals logged: $(grep -c 'refused:' "$log" || true) lines ($(grep -o 'suppressed=[0-9]*' "$log" | awk -F= '{s+=$2} END {print s+0}') more suppressed)"
-trap - EXIT
-rm -rf "$data"
-exit "$status"
+timeout --kill-after=10 "${SOAK_TIMEOUT:-300}" "$venv/bin/python" scripts/soak.py --port "$port" --pid "$pid" \
+    --key "$key" --secret "$secret" "$@" | tee "$work/soak.out" || status=$?
+
+# A graceful stop: SIGTERM, exit 0 within the shutdown timeout (10 s) and a margin.
+stopped=ok
+if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        stopped="still running 30 s after SIGTERM"
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    else
+        code=0
+        wait "$pid" || code=$?
+        [[ $code -eq 0 ]] || stopped="exit code $code"
+    fi
+else
+    code=0
+    wait "$pid" || code=$?
+    stopped="gone before SIGTERM (exit code $code)"
+fi
+refusals=$(grep -c 'refused' "$work/server.log" || true)
+suppressed=$(grep -o 'suppressed[^0-9]*[0-9]*' "$work/server.log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s + 0}')
+echo "soak: the server logged $refusals refusal lines (and $suppressed more suppressed)"
+if grep -qiE 'fatal error|crash|backtrace' "$work/server.log"; then
+    echo "soak: the server's log mentions a crash:" >&2
+    grep -iE -m 5 'fatal error|crash|backtrace' "$work/server.log" >&2
+fi
+
+counts=$(sed -n 's/^soak: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/soak.out" | tail -n 1)
+passed=${counts%% *}; failed=${counts##* }
+[[ -n $counts ]] || { passed=0; failed=1; echo "soak: FAIL soak.py did not finish (exit status $status)"; }
+if [[ $stopped == ok ]]; then
+    echo "soak: ok   SIGTERM stopped the server with exit code 0"
+    passed=$((passed + 1))
+else
+    echo "soak: FAIL SIGTERM did not stop the server cleanly: $stopped"
+    tail -n 20 "$work/server.log" >&2
+    failed=$((failed + 1))
+    status=1
+fi
+echo "soak: $passed passed, $failed failed"
+[[ $failed -eq 0 && $status -eq 0 ]]
