@@ -1,4 +1,9 @@
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Limits on the HTTP side of the listener.
 public struct HTTPLimits: Sendable, Hashable {
@@ -24,6 +29,16 @@ public struct HTTPLimits: Sendable, Hashable {
     /// Pipelined request parts held while an earlier request is answered, in bytes; past it the
     /// connection is closed (a client may pipeline, not flood).
     public static let maxPipelinedBytes = 2 << 20
+
+    /// How long the listener stops accepting after accept failed for want of descriptors or memory
+    /// (EMFILE, ENFILE, ENOBUFS, ENOMEM); the connections wait in the backlog meanwhile.
+    public static let acceptBackoff = TimeAmount.seconds(1)
+
+    /// Whether an accept error is the process or the system running out of descriptors or memory
+    /// (worth pausing for), rather than one connection's failure (ECONNABORTED: accept the next).
+    static func isResourceExhaustion(_ error: IOError) -> Bool {
+        [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errnoCode)
+    }
 
     public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10),
                 maxPendingConnections: Int = 4_096) {

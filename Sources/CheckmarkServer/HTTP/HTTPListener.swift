@@ -28,14 +28,15 @@ public final class HTTPListener: Sendable {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: backlog)
             // Out of descriptors (EMFILE, ENFILE) or memory, accepting pauses for a second instead of
-            // failing in a tight loop; the pause is reported once per occurrence.
+            // failing in a tight loop (see AcceptPauseHandler for why not NIO's AcceptBackoffHandler);
+            // each pause is reported once.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { error in
-                        let pause = AcceptBackoffHandler.defaultBackoffProvider(error: error)
-                        if pause != nil { routes.refused(status: 503, message: "accept paused for 1 s: \(error)", peer: "-") }
-                        return pause
-                    }))
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler { error in
+                        routes.refused(
+                            status: 503, message: "accepting paused for \(HTTPLimits.acceptBackoff.nanoseconds / 1_000_000) ms: \(error)",
+                            peer: "-")
+                    })
                 }
             }
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -46,15 +47,15 @@ public final class HTTPListener: Sendable {
             .childChannelInitializer { channel in
                 guard pending.acquire() else {
                     // Too many connections that are not WebSocket yet: refuse this one at once.
-                    let peer = channel.remoteAddress?.description ?? "-"
+                    let peer = channel.peerDescription
                     routes.refused(status: 503, message: "more than \(pending.limit) pending HTTP connections (max_pending_connections)", peer: peer)
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ConnectionRefusalHandler(
-                            status: 503, reason: "Service Unavailable", message: "too many pending connections; try again later"))
+                            routes.refusal(status: 503, message: "too many pending connections; try again later")))
                     }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    let headGuard = HeadSizeGuard(limit: httpLimits.maxHeadSize)
+                    let headGuard = HeadSizeGuard(limit: httpLimits.maxHeadSize, routes: routes)
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(headGuard)
                     try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
@@ -71,5 +72,14 @@ public final class HTTPListener: Sendable {
     /// Stops accepting new connections (open ones are not touched).
     public func close() async throws {
         try await channel.close()
+    }
+}
+
+extension Channel {
+    /// The peer's address as `ip:port` for the refusal log, or `-` when unknown.
+    var peerDescription: String {
+        guard let address = remoteAddress else { return "-" }
+        if let ip = address.ipAddress, let port = address.port { return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
+        return address.description
     }
 }

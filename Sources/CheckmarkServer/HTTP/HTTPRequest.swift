@@ -11,6 +11,8 @@ public struct HTTPRequest: Sendable {
     public var versionMinor: Int
     public var headers: HTTPHeaderList
     public var body: ByteBuffer
+    /// The client's address as the listener saw it (for logging refusals), when known.
+    public var peer: String?
 
     public init(method: String, uri: String, versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaderList = [:], body: ByteBuffer = ByteBuffer()) {
         self.method = method

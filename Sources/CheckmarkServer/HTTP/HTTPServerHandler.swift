@@ -11,7 +11,10 @@ import NIOHTTP1
 /// Pipelined requests are answered one after the other, in order: parts of a request that arrive
 /// while an earlier one is being answered wait (reading pauses) and are taken up once its answer is
 /// written, an upgrade included. A whole request must arrive within ``HTTPLimits/headTimeout`` (408);
-/// a request the parser cannot frame (bad `Transfer-Encoding`, not HTTP) is answered 400 and closed.
+/// a request the parser cannot frame (bad `Transfer-Encoding`, not HTTP) is answered 400 and closed,
+/// in its turn when it was pipelined behind requests still being answered. A peer that resets or
+/// leaves in the middle of a request is simply closed (nobody to answer). Every refusal made here is
+/// reported to ``HTTPRoutes/refused(status:message:peer:)`` once, with the peer's address.
 final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -34,9 +37,17 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let sessionIDs: @Sendable () -> Int
     private let pending: PendingConnections
     private var state: State = .idle
-    /// Parts of pipelined requests that arrived while an earlier request was being answered.
-    private var queued: [HTTPServerRequestPart] = []
+    /// What waits behind the answer in progress: parts of pipelined requests, in order, and after
+    /// them at most one framing error of the parser (answered 400 in its turn).
+    private enum Waiting {
+        case part(HTTPServerRequestPart)
+        case malformed(String)
+    }
+    private var queued: [Waiting] = []
     private var queuedBytes = 0
+    /// A 400 for bad framing is written or waits its turn: what the decoder reports after it is a
+    /// consequence, not a new refusal.
+    private var failedFraming = false
     private var headTimer: Scheduled<Void>?
     private var keepAlive = true
     /// Lingering close after a 413: the answer is written, and the request's end arrived.
@@ -83,8 +94,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Keeps a part of a pipelined request until the answer in progress is written; reading pauses
     /// meanwhile (backpressure), and a client holding more than ``HTTPLimits/maxPipelinedBytes`` is closed.
     private func hold(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
-        queued.append(part)
-        if case .body(let chunk) = part { queuedBytes += chunk.readableBytes } else { queuedBytes += 256 }
+        queued.append(.part(part))
+        queuedBytes += Self.weight(part)
         if queuedBytes > HTTPLimits.maxPipelinedBytes {
             routes.refused(status: 400, message: "more than \(HTTPLimits.maxPipelinedBytes) bytes pipelined", peer: peer(context))
             context.close(promise: nil)
@@ -101,15 +112,25 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .responding, .upgraded: return
             default: break
             }
-            let part = queued.removeFirst()
-            if case .body(let chunk) = part { queuedBytes -= chunk.readableBytes } else { queuedBytes -= 256 }
-            handle(part, context: context)
+            switch queued.removeFirst() {
+            case .part(let part):
+                queuedBytes -= Self.weight(part)
+                handle(part, context: context)
+            case .malformed(let message):
+                refuseMalformed(message, context: context)
+            }
         }
         if queued.isEmpty { queuedBytes = 0 }
     }
 
+    /// What a held part counts against ``HTTPLimits/maxPipelinedBytes``.
+    private static func weight(_ part: HTTPServerRequestPart) -> Int {
+        if case .body(let chunk) = part { return chunk.readableBytes }
+        return 256
+    }
+
     private func peer(_ context: ChannelHandlerContext) -> String {
-        context.channel.remoteAddress?.description ?? "-"
+        context.channel.peerDescription
     }
 
     private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
@@ -119,9 +140,10 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             keepAlive = head.isKeepAlive
             var headers = HTTPHeaderList()
             for (name, value) in head.headers { headers.add(name, value) }
-            let request = HTTPRequest(
+            var request = HTTPRequest(
                 method: head.method.rawValue, uri: head.uri, versionMajor: head.version.major,
                 versionMinor: head.version.minor, headers: headers)
+            request.peer = peer(context)
             let wantsUpgrade = !headers.values("Upgrade").isEmpty || routes.isWebSocketPath(request.path)
             state = .receiving(request, upgrade: wantsUpgrade && routes.isWebSocketPath(request.path))
         case .body(var chunk):
@@ -135,6 +157,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             if request.body.readableBytes + chunk.readableBytes > limits.maxBodySize {
                 state = .tooLarge(discarded: 0)
                 keepAlive = false
+                routes.refused(status: 413, message: "request body larger than \(limits.maxBodySize) bytes (max_request_body)", peer: peer(context))
                 write(routes.payloadTooLarge(limit: limits.maxBodySize), context: context, lingering: true)
                 return
             }
@@ -166,24 +189,52 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // After a framing error the decoder only repeats itself; the 400 is written or waits its turn.
+        if failedFraming { return }
+        guard let message = Self.framingError(error) else {
+            // Not a request the parser refused: the peer reset the connection or left in the middle of
+            // a request. There is nobody to answer.
+            context.close(promise: nil)
+            return
+        }
         switch state {
         case .idle, .receiving:
             // Not HTTP, or framing the parser cannot follow (a bad Transfer-Encoding, a chunk size that
             // is not hex): answer 400 once, then close.
-            state = .responding
-            keepAlive = false
-            queued = []
-            let message = "malformed HTTP request: \(error)"
-            routes.refused(status: 400, message: message, peer: peer(context))
-            write(routes.refusal(status: 400, message: message), context: context)
+            refuseMalformed(message, context: context)
         case .responding:
-            // A pipelined request behind the one being answered is malformed: that answer is still
-            // written, then the connection closes.
-            keepAlive = false
-            queued = []
+            // A request pipelined behind the one being answered cannot be framed: that answer is
+            // written first, then this 400 in its turn, then the connection closes.
+            failedFraming = true
+            queued.append(.malformed(message))
+            context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
         case .tooLarge, .upgraded:
             context.close(promise: nil)
         }
+    }
+
+    /// The message of the 400 for an error of the HTTP decoder (a request it cannot frame), or nil
+    /// for anything else (I/O errors, the peer leaving in the middle of a request).
+    private static func framingError(_ error: any Error) -> String? {
+        if let parser = error as? HTTPParserError {
+            switch parser {
+            case .invalidEOFState, .closedConnection: return nil
+            default: return "malformed HTTP request: \(parser)"
+            }
+        }
+        if error is NIOHTTPDecoderError { return "malformed HTTP request: \(error)" }
+        return nil
+    }
+
+    /// Answers 400 for a request that cannot be framed, logs the refusal, then closes.
+    private func refuseMalformed(_ message: String, context: ChannelHandlerContext) {
+        failedFraming = true
+        state = .responding
+        keepAlive = false
+        queued = []
+        queuedBytes = 0
+        routes.refused(status: 400, message: message, peer: peer(context))
+        write(routes.refusal(status: 400, message: message), context: context)
     }
 
     private func upgradeOrRefuse(_ request: HTTPRequest, context: ChannelHandlerContext) {
@@ -194,6 +245,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch decision {
         case .failure(let rejection):
             keepAlive = false
+            routes.refused(status: rejection.status, message: "WebSocket upgrade refused: \(rejection.reason)", peer: peer(context))
             write(.text(rejection.status, rejection.reason, headers: rejection.headers), context: context)
             return
         case .success(let accepted):
@@ -203,6 +255,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch routes.webSocketApplication(for: request, on: context.eventLoop) {
         case .failure(let rejection):
             keepAlive = false
+            routes.refused(status: rejection.response.status, message: "WebSocket upgrade of \(request.path) refused", peer: peer(context))
             write(rejection.response, context: context)
             return
         case .success(let app):

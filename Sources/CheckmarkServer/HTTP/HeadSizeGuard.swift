@@ -1,18 +1,23 @@
 import NIOCore
 
 /// Sits in front of the HTTP decoder and counts the bytes of the request head in progress; past
-/// ``HTTPLimits/maxHeadSize`` it answers 431 and closes. The HTTP handler calls ``headCompleted()``.
+/// ``HTTPLimits/maxHeadSize`` it answers 431 (the JSON error of ``HTTPRoutes/refusal(status:message:)``),
+/// reports the refusal once, and closes. The HTTP handler calls ``headCompleted()``.
 final class HeadSizeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let limit: Int
+    private let routes: (any HTTPRoutes)?
     private var count = 0
     private var counting = true
     private var refused = false
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, routes: (any HTTPRoutes)? = nil) {
+        self.limit = limit
+        self.routes = routes
+    }
 
     /// The head is parsed: bytes from here on are body or the next request.
     func headCompleted() { counting = false }
@@ -29,9 +34,10 @@ final class HeadSizeGuard: ChannelInboundHandler, RemovableChannelHandler {
             count += bytes.readableBytes
             if count > limit {
                 refused = true
-                let body = "request head larger than \(limit) bytes\n"
-                let response = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-                context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).assumeIsolated().whenComplete { _ in
+                let message = "request head larger than \(limit) bytes"
+                routes?.refused(status: 431, message: message, peer: context.channel.peerDescription)
+                let response = routes?.refusal(status: 431, message: message) ?? .text(431, message)
+                context.writeAndFlush(wrapOutboundOut(response.closingBytes())).assumeIsolated().whenComplete { _ in
                     context.close(promise: nil)
                 }
                 return
