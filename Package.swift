@@ -35,6 +35,8 @@ let package = Package(
         // System libraries from Debian: zlib1g-dev (permessage-deflate), libssl-dev (SHA-1, HMAC).
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLibcrypto", providers: [.apt(["libssl-dev"])]),
+        // The commit a release binary was built from (scripts/release.sh defines it).
+        .target(name: "CCheckmarkBuild"),
 
         // Pure cores: no I/O, no clocks, no randomness of their own.
         .target(
@@ -74,7 +76,7 @@ let package = Package(
         .target(
             name: "CheckmarkServer",
             dependencies: [
-                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore", "CheckmarkAuth", "CheckmarkStorage",
+                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore", "CheckmarkAuth", "CheckmarkStorage", "CCheckmarkBuild",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
