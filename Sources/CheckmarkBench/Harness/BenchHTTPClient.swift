@@ -34,9 +34,10 @@ public struct BenchHTTPClient: Sendable {
         return values
     }
 
-    /// Sends one request; returns the parsed JSON answer, or throws with the server's error text.
+    /// Sends one request, with the server token or the given (user) token; returns the parsed JSON
+    /// answer, or throws with the server's error text.
     @discardableResult
-    public func call(_ method: String, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
+    public func call(_ method: String, _ path: String, body: JSONValue? = nil, token: String? = nil) async throws -> JSONValue {
         var payload: [UInt8] = []
         if let body {
             var writer = JSONWriter()
@@ -45,7 +46,7 @@ public struct BenchHTTPClient: Sendable {
         }
         let separator = path.contains("?") ? "&" : "?"
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: "\(path)\(separator)api_key=\(apiKey)")
-        head.headers.add(name: "Authorization", value: serverToken)
+        head.headers.add(name: "Authorization", value: token ?? serverToken)
         head.headers.add(name: "stream-auth-type", value: "jwt")
         head.headers.add(name: "Content-Type", value: "application/json")
         let (status, bytes) = try await exchange(method: method, uri: head.uri, payload: payload, headers: head.headers)
