@@ -290,5 +290,28 @@ extension EndToEnd {
             let named = try server.http("GET", "/messages/p/replies?api_key=\(TestServer.apiKey)&cid=messaging:secret", headers: backend)
             #expect(named.status == 200 && named.body.contains("r-eve"))
         }
+
+        /// Issue 17: the SDK's threads send `sort` with the replies query; it was ignored, so an
+        /// ascending sort got the newest page. The SDK's order is accepted, any other refused.
+        @Test func repliesSortIsTheSDKsOrderOrA400NamingSort() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann"], members: ["ann"])
+            try await server.run(.sendMessage(cid: Self.general, userID: "ann", draft: MessageDraft(id: "p", text: "parent")))
+            try await server.run(.sendMessage(cid: Self.general, userID: "ann", draft: MessageDraft(id: "r1", text: "reply", parentID: "p")))
+            let ann = ["Authorization": TestServer.token("ann"), "stream-auth-type": "jwt"]
+            func replies(sort: String) throws -> (status: Int, body: String) {
+                let encoded = sort.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? sort
+                let answer = try server.http("GET", "/messages/p/replies?api_key=\(TestServer.apiKey)&limit=50&sort=\(encoded)", headers: ann)
+                return (answer.status, answer.body)
+            }
+            let sdk = try replies(sort: #"[{"field":"created_at","direction":-1}]"#)
+            #expect(sdk.status == 200 && sdk.body.contains("r1"))
+            #expect(try replies(sort: "[]").status == 200)
+            for other in [#"[{"field":"created_at","direction":1}]"#, #"[{"field":"text","direction":-1}]"#, "created_at", "{}"] {
+                let answer = try replies(sort: other)
+                #expect(answer.status == 400 && answer.body.contains("sort"), "\(other): \(answer.status) \(answer.body)")
+            }
+        }
     }
 }

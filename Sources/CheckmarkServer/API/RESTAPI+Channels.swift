@@ -208,6 +208,19 @@ extension RESTAPI {
         .map { _ in Self.emptyObject }
     }
 
+    /// `sort` of a replies query, as Stream's SDKs send it: `[{"field":"created_at","direction":-1}]`,
+    /// the one order replies are paged in (newest page first), or `[]`. Any other field or direction
+    /// is a 400 naming `sort`, rather than an answer in an order the caller did not ask for.
+    static func checkRepliesSort(_ text: String?) throws(WireError) {
+        guard let text else { return }
+        let refusal = WireError.invalid(
+            "sort: replies are paged by created_at, newest page first ([{\"field\":\"created_at\",\"direction\":-1}]); no other order is supported, got \(text)")
+        guard let sort = try? JSONParser.parse(text), let entries = sort.arrayValue else { throw refusal }
+        for entry in entries {
+            guard entry["field"]?.stringValue == "created_at", entry["direction"].map({ $0.intValue == -1 }) ?? true else { throw refusal }
+        }
+    }
+
     /// Most replies one page may ask for, and the default.
     static let maxRepliesPerPage = 300
     static let defaultRepliesPerPage = 25
@@ -215,9 +228,11 @@ extension RESTAPI {
     /// `GET /messages/{parent_id}/replies`: the thread's replies, paged like a channel's messages
     /// (`limit`, `id_lt`, `id_gt`, ... in the query) and oldest first. The parent is looked for in the
     /// channels the caller may read (all, for a server token; `?cid=` names one): none is 404, several
-    /// is 400; a reply as parent is 400 (threads do not nest).
+    /// is 400; a reply as parent is 400 (threads do not nest). `sort` may only name that order
+    /// (``checkRepliesSort(_:)``).
     func replies(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         let parentID = call.parameters["parent_id"] ?? ""
+        try Self.checkRepliesSort(call.query["sort"])
         let pagination = try MessagePagination.parse(query: call.query, defaultLimit: Self.defaultRepliesPerPage, maxLimit: Self.maxRepliesPerPage)
         let caller = call.caller
         let named = try call.query["cid"].map { text throws(WireError) -> ChannelCID in
