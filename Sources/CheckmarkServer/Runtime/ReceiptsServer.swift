@@ -71,10 +71,11 @@ public final class ReceiptsServer: Sendable {
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
             readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals)
+        let corsRoutes = CORSRoutes(wrapped: routes, policy: configuration.cors, refusals: refusals)
         let listener: HTTPListener
         do {
             listener = try await HTTPListener.bind(
-                host: configuration.host, port: configuration.port, group: group, routes: routes,
+                host: configuration.host, port: configuration.port, group: group, routes: corsRoutes,
                 handshake: ServerHandshake(compression: compression),
                 httpLimits: HTTPLimits(
                     maxBodySize: configuration.maxRequestBodyBytes, headTimeout: .seconds(Int64(configuration.requestTimeoutSeconds)),

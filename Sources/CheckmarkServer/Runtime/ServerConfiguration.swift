@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var apiSecret = ServerConfiguration.developmentAPISecret
     public var logLevel: Logger.Level = .info
     public var metricsEnabled = true
+    /// Which web origins may call the REST API from a browser (none by default).
+    public var cors = CORSPolicy.none
     public var gateway = GatewayLimits()
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
     /// Largest REST request body; 413 (Stream code 22) past it.
