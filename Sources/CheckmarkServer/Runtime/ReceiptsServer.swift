@@ -70,7 +70,10 @@ public final class ReceiptsServer: Sendable {
                            refusals: refusals)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
-            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals)
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals,
+            demoPage: configuration.servesDemo ? DemoPage(
+                apiKey: configuration.apiKey,
+                developmentSecret: configuration.usesDevelopmentSecret ? configuration.apiSecret : nil) : nil)
         let corsRoutes = CORSRoutes(wrapped: routes, policy: configuration.cors, refusals: refusals)
         let listener: HTTPListener
         do {
