@@ -42,7 +42,7 @@ enum DemoPageHTML {
   .meta button { border: 0; background: none; color: #3b6ea5; font-size: 11px; padding: 0; cursor: pointer; }
   .meta button:hover { text-decoration: underline; }
   /* The checks: one gray (sent), two gray (delivered), two blue (read); a clock while sending. */
-  .checks { display: inline-flex; font-weight: 700; font-size: 13px; color: var(--gray); }
+  .checks { display: inline-flex; font-weight: 700; font-size: 15px; line-height: 1; color: var(--gray); }
   .checks .second { display: none; margin-left: -0.45em; }
   .checks[data-status="delivered"] .second, .checks[data-status="read"] .second { display: inline; }
   .checks[data-status="read"] { color: var(--blue); }
