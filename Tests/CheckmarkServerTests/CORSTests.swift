@@ -1,5 +1,7 @@
 import CheckmarkServer
 import Foundation
+import Logging
+import NIOPosix
 import Testing
 
 extension EndToEnd {
@@ -55,6 +57,30 @@ extension EndToEnd {
                                               headers: ["Origin": Self.app, "Authorization": TestServer.serverToken])
             #expect(plain.header("Access-Control-Allow-Origin") == nil)
             #expect(plain.header("Vary") == nil)
+        }
+
+        @Test func aRefusedPreflightIsLoggedOnceWithThePeerAndTheReason() async throws {
+            let captured = CapturedLog()
+            var logger = Logger(label: "checkmark-test-cors") { _ in CapturingLogHandler(log: captured) }
+            logger.logLevel = .notice
+            var configuration = ServerConfiguration()
+            configuration.port = 0
+            configuration.dataDirectory = NSTemporaryDirectory() + "checkmark-e2e-" + UUID().uuidString
+            configuration.apiKey = TestServer.apiKey
+            configuration.apiSecret = TestServer.apiSecret
+            configuration.shutdownTimeoutSeconds = 3
+            configuration.cors = try CORSPolicy(setting: Self.app)
+            let started = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            let server = TestServer(server: started, directory: configuration.dataDirectory, configuration: configuration)
+            defer { Task { await server.stop() } }
+            #expect(try Self.preflight(server, from: Self.app).status == 204)
+            #expect(try Self.preflight(server, from: "https://evil.example").status == 403)
+            try await Task.sleep(for: .milliseconds(100))
+            let lines = captured.refusals
+            #expect(lines.count == 1, "\(lines.map(\.message))")
+            #expect(lines.first?.message == "refused: cors_preflight")
+            #expect(lines.first?.metadata["reason"]?.description.contains("https://evil.example") == true)
+            #expect(lines.first?.metadata["peer"]?.description.contains("127.0.0.1") == true)
         }
 
         @Test func restAnswersToAnAllowedOriginCarryAllowOriginErrorsIncluded() async throws {
