@@ -12,6 +12,8 @@ struct CheckmarkRoutes: HTTPRoutes {
     let registry: PrometheusCollectorRegistry?
     let readiness: @Sendable () -> Bool
     let refusals: RefusalLog
+    /// The demo page, when the `demo` setting serves it (`GET /demo`); otherwise `/demo` is 404.
+    var demoPage: DemoPage? = nil
 
     func isWebSocketPath(_ path: String) -> Bool { path == "/connect" || path == Self.tracePath }
 
@@ -32,6 +34,9 @@ struct CheckmarkRoutes: HTTPRoutes {
     }
 
     func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
+        if let demoPage, request.method == "GET", request.path == DemoPage.path {
+            return eventLoop.makeSucceededFuture(demoPage.response)
+        }
         switch APIRoute.match(method: request.method, path: request.path) {
         case .found(.healthz, _):
             return eventLoop.makeSucceededFuture(.text(200, "ok"))

@@ -18,6 +18,8 @@ public enum ConfigurationLoader {
         ("api_secret", "the app's api_secret, signs tokens (default: the development secret, loopback only)"),
         ("log_level", "trace, debug, info, notice, warning, error or critical (default info)"),
         ("metrics", "serve /metrics: true or false (default true)"),
+        ("demo", "serve the demo page at /demo: auto (only with the development credentials), true or false (default auto)"),
+        ("cors_allowed_origins", "web origins whose pages may call the REST API: comma-separated scheme://host[:port], or * (default: none, no CORS)"),
         ("max_connections", "open WebSocket connections in total (default 100000)"),
         ("max_connections_per_user", "open connections per user (default 64)"),
         ("max_watched_channels", "channels one connection may watch (default 1000)"),
@@ -111,6 +113,12 @@ public enum ConfigurationLoader {
             }
             c.logLevel = level
         case "metrics": c.metricsEnabled = try bool()
+        case "demo":
+            if value.lowercased() == DemoSetting.auto.rawValue { c.demo = .auto } else { c.demo = try bool() ? .on : .off }
+        case "cors_allowed_origins":
+            do { c.cors = try CORSPolicy(setting: value) } catch {
+                throw Invalid(description: "\(source): cors_allowed_origins: \(error.description)")
+            }
         case "max_connections": c.gateway.maxConnections = try int()
         case "max_connections_per_user": c.gateway.maxConnectionsPerUser = try int()
         case "max_watched_channels": c.gateway.maxWatchedChannelsPerConnection = try int()

@@ -70,11 +70,15 @@ public final class ReceiptsServer: Sendable {
                            refusals: refusals)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
-            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals)
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals,
+            demoPage: configuration.servesDemo ? DemoPage(
+                apiKey: configuration.apiKey,
+                developmentSecret: configuration.usesDevelopmentSecret ? configuration.apiSecret : nil) : nil)
+        let corsRoutes = CORSRoutes(wrapped: routes, policy: configuration.cors, refusals: refusals)
         let listener: HTTPListener
         do {
             listener = try await HTTPListener.bind(
-                host: configuration.host, port: configuration.port, group: group, routes: routes,
+                host: configuration.host, port: configuration.port, group: group, routes: corsRoutes,
                 handshake: ServerHandshake(compression: compression),
                 httpLimits: HTTPLimits(
                     maxBodySize: configuration.maxRequestBodyBytes, headTimeout: .seconds(Int64(configuration.requestTimeoutSeconds)),

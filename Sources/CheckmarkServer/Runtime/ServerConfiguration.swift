@@ -20,6 +20,10 @@ public struct ServerConfiguration: Sendable {
     public var apiSecret = ServerConfiguration.developmentAPISecret
     public var logLevel: Logger.Level = .info
     public var metricsEnabled = true
+    /// Whether `/demo` serves the demo page (by default only with the development credentials).
+    public var demo = DemoSetting.auto
+    /// Which web origins may call the REST API from a browser (none by default).
+    public var cors = CORSPolicy.none
     public var gateway = GatewayLimits()
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
     /// Largest REST request body; 413 (Stream code 22) past it.
@@ -48,6 +52,9 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     public var usesDevelopmentSecret: Bool { apiSecret == Self.developmentAPISecret }
+
+    /// Whether `/demo` is served, ``demo`` applied to these credentials.
+    public var servesDemo: Bool { demo.serves(usingDevelopmentSecret: usesDevelopmentSecret) }
 
     /// A start-up error, printed as it is.
     public struct Invalid: Error, CustomStringConvertible {

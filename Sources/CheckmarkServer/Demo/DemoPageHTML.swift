@@ -1,0 +1,624 @@
+/// The demo page's HTML, CSS and JavaScript (see ``DemoPage``), kept in the binary as one raw string
+/// so that `checkmark` stays a single file. ``configMarker`` is replaced by the page's settings.
+enum DemoPageHTML {
+    static let configMarker = "/*CONFIG*/null"
+
+    static let template = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Checkmark: receipts demo</title>
+<style>
+  :root { --gray: #8a939c; --blue: #2f8fe8; --mine: #dcf8c6; --theirs: #ffffff; --bg: #ece5dd; --ink: #1f2328; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
+  header { display: flex; align-items: center; gap: 12px; padding: 10px 16px; background: #075e54; color: #fff; }
+  header h1 { font-size: 17px; margin: 0; }
+  header .who { font-weight: 600; }
+  #conn { margin-left: auto; font-size: 13px; opacity: .85; }
+  #conn[data-state="ready"]::before { content: "● "; color: #7ee081; }
+  #conn[data-state="closed"]::before, #conn[data-state="error"]::before { content: "● "; color: #ff8a80; }
+  main { max-width: 760px; margin: 0 auto; padding: 12px; }
+  .panel { background: #fff; border-radius: 8px; padding: 12px 16px; margin-bottom: 12px; box-shadow: 0 1px 2px rgba(0,0,0,.12); }
+  .panel h2 { font-size: 15px; margin: 0 0 8px; }
+  .hint { color: #57606a; font-size: 13px; }
+  #settings { display: flex; flex-wrap: wrap; gap: 8px 20px; align-items: center; }
+  #settings label { cursor: pointer; }
+  #privacy-state { font-size: 12px; color: var(--gray); }
+  #unread { margin-left: auto; font-size: 13px; }
+  #unread[data-count="0"] { visibility: hidden; }
+  #unread b { background: #25d366; color: #fff; border-radius: 10px; padding: 1px 7px; }
+  #messages { list-style: none; margin: 0; padding: 8px 4px; height: 52vh; min-height: 240px; overflow-y: auto; }
+  .message { display: flex; margin: 4px 0; }
+  .message.mine { justify-content: flex-end; }
+  .bubble { max-width: 75%; padding: 6px 10px 4px; border-radius: 8px; background: var(--theirs); box-shadow: 0 1px 1px rgba(0,0,0,.1); }
+  .mine .bubble { background: var(--mine); }
+  .author { font-size: 12px; font-weight: 600; color: #a0522d; }
+  .mine .author { display: none; }
+  .text { white-space: pre-wrap; word-wrap: break-word; }
+  .meta { display: flex; justify-content: flex-end; align-items: center; gap: 6px; font-size: 11px; color: var(--gray); }
+  .meta button { border: 0; background: none; color: #3b6ea5; font-size: 11px; padding: 0; cursor: pointer; }
+  .meta button:hover { text-decoration: underline; }
+  /* The checks: one gray (sent), two gray (delivered), two blue (read); a clock while sending. */
+  .checks { display: inline-flex; font-weight: 700; font-size: 15px; line-height: 1; color: var(--gray); }
+  .checks .second { display: none; margin-left: -0.45em; }
+  .checks[data-status="delivered"] .second, .checks[data-status="read"] .second { display: inline; }
+  .checks[data-status="read"] { color: var(--blue); }
+  .checks[data-status="sending"] .first { display: none; }
+  .checks[data-status="sending"]::before { content: "\23F2"; letter-spacing: 0; font-weight: 400; }
+  .checks[data-status="failed"] { color: #d32f2f; }
+  .checks[data-status="failed"] .first { display: none; }
+  .checks[data-status="failed"]::before { content: "!"; }
+  .divider { text-align: center; margin: 8px 0; }
+  .divider span { background: #e1f3fb; color: #35617a; font-size: 12px; padding: 2px 10px; border-radius: 10px; }
+  #composer { display: flex; gap: 8px; }
+  #composer input { flex: 1; padding: 9px 12px; border: 1px solid #ccd; border-radius: 18px; font: inherit; }
+  #composer button, #paste button { padding: 8px 16px; border: 0; border-radius: 18px; background: #128c7e; color: #fff; font: inherit; cursor: pointer; }
+  #receipts ul { margin: 4px 0 8px; padding-left: 18px; }
+  #receipts time { font-variant-numeric: tabular-nums; }
+  .legend > span { margin-right: 14px; white-space: nowrap; }
+  .error { color: #b3261e; }
+  textarea { width: 100%; font: 12px monospace; }
+</style>
+</head>
+<body>
+<header><h1>Checkmark</h1><span class="who" id="who"></span><span id="conn" data-state="idle">not connected</span></header>
+<main>
+  <section class="panel" id="picker" hidden>
+    <h2>Who are you?</h2>
+    <p>Open this page as two or three people, each in their own window, and talk:</p>
+    <p><a href="?user=ana">Ana</a> · <a href="?user=ben">Ben</a> · <a href="?user=cy">Cy</a></p>
+  </section>
+
+  <section class="panel" id="paste" hidden>
+    <h2>Paste a user token</h2>
+    <p class="hint">This server does not use the development credentials, so the page cannot sign tokens
+      itself and is never given the api_secret. Paste a user token (<code>checkmark token --user-id ben</code>
+      on a machine that has the secret). Your backend must have created the channel below, of a channel
+      type with <code>delivery_events</code> on, with you as a member.</p>
+    <p><textarea id="token" rows="3" placeholder="eyJhbGciOiJIUzI1NiIs..."></textarea></p>
+    <p><label>Channel <input id="cid-input" size="30"></label> <button id="paste-go" type="button">Connect</button></p>
+  </section>
+
+  <section class="panel" id="chat" hidden>
+    <div id="settings">
+      <label><input type="checkbox" id="read-receipts"> send read receipts</label>
+      <label><input type="checkbox" id="delivery-receipts"> send delivery receipts</label>
+      <span id="privacy-state" data-state="idle"></span>
+      <span id="unread" data-count="0"><b></b> unread</span>
+    </div>
+    <ol id="messages"></ol>
+    <form id="composer"><input id="text" autocomplete="off" placeholder="Type a message"><button type="submit">Send</button></form>
+    <p class="hint legend"><span><span class="checks" data-status="sent"><span class="first">✓</span><span class="second">✓</span></span> sent</span>
+      <span><span class="checks" data-status="delivered"><span class="first">✓</span><span class="second">✓</span></span> delivered</span>
+      <span><span class="checks" data-status="read"><span class="first">✓</span><span class="second">✓</span></span> read</span></p>
+  </section>
+
+  <section class="panel" id="receipts" hidden></section>
+  <p class="error" id="error"></p>
+</main>
+
+<script>
+"use strict";
+// Settings from the server: api_key, the development secret (null with any other credentials) and
+// the channel to talk in.
+const CONFIG = /*CONFIG*/null;
+const PEOPLE = { ana: "Ana", ben: "Ben", cy: "Cy" };
+
+const $ = (id) => document.getElementById(id);
+
+// ---------------------------------------------------------------------------------------------
+// Tokens: HS256 JWTs, signed here with WebCrypto (only with the development secret).
+
+function base64url(bytes) {
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function signToken(payload) {
+  const encoder = new TextEncoder();
+  const head = base64url(encoder.encode(JSON.stringify({ alg: "HS256", typ: "JWT" })));
+  const body = base64url(encoder.encode(JSON.stringify(payload)));
+  const key = await crypto.subtle.importKey("raw", encoder.encode(CONFIG.secret),
+    { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const signature = await crypto.subtle.sign("HMAC", key, encoder.encode(head + "." + body));
+  return head + "." + body + "." + base64url(new Uint8Array(signature));
+}
+
+// The user a pasted token is for (its payload is not secret; the server checks the signature).
+function userOfToken(token) {
+  const part = token.split(".")[1] || "";
+  const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
+  return JSON.parse(json).user_id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The REST API, as Stream's SDKs call it: ?api_key=, Authorization: <JWT>, stream-auth-type: jwt.
+
+async function api(method, path, body, token) {
+  const response = await fetch(path + (path.includes("?") ? "&" : "?") + "api_key=" + encodeURIComponent(CONFIG.apiKey), {
+    method,
+    headers: { "Authorization": token, "Stream-Auth-Type": "jwt", "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(json.message || (method + " " + path + ": " + response.status));
+    error.status = response.status;
+    throw error;
+  }
+  return json;
+}
+
+// ---------------------------------------------------------------------------------------------
+// State of the one channel the page shows.
+
+const state = {
+  me: null,              // user id
+  token: null,           // the user's token
+  type: CONFIG.channelType, id: CONFIG.channelID,
+  connectionID: null,
+  messages: [],          // {id, text, user, created_at, acked, failed}, oldest first
+  reads: {},             // user id -> read state {last_read, last_read_message_id, last_delivered_at, ...}
+  myLastRead: "",        // own last_read (RFC 3339); messages of others after it are unread
+  autoReadPaused: false, // after "mark unread", until a new message comes or the user marks read
+  visible: new Set(),    // ids of messages on screen now
+};
+const cid = () => state.type + ":" + state.id;
+const channelPath = () => "/channels/" + encodeURIComponent(state.type) + "/" + encodeURIComponent(state.id);
+
+// Server times are RFC 3339 with the same number of fraction digits, so they compare as text.
+const atOrAfter = (a, b) => !!a && !!b && a >= b;
+
+// What the sender sees for her own message. Delivered: another member's last_delivered_at or
+// last_read is at or after the message; read: another member's last_read is (a read state without
+// last_read_message_id is one the reader keeps private, or "nothing read yet").
+function statusOf(message) {
+  if (message.failed) return "failed";
+  if (!message.acked) return "sending";
+  let status = "sent";
+  for (const [user, read] of Object.entries(state.reads)) {
+    if (user === state.me) continue;
+    if (read.last_read_message_id && atOrAfter(read.last_read, message.created_at)) return "read";
+    if (atOrAfter(read.last_delivered_at, message.created_at) ||
+        (read.last_read_message_id && atOrAfter(read.last_read, message.created_at))) status = "delivered";
+  }
+  return status;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering. Every message is an <li data-id>; its checks carry data-status (sending, sent,
+// delivered, read, failed) and data-history, every status it has shown, in order.
+
+const observer = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    const id = entry.target.dataset.id;
+    if (entry.isIntersecting) state.visible.add(id); else state.visible.delete(id);
+  }
+  maybeMarkRead();
+}, { threshold: 0.6 });
+
+function timeOf(at) {
+  if (!at) return "";
+  const d = new Date(at);
+  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+// Exact local time with milliseconds, e.g. 2026-11-24 10:15:03.482.
+function exactTime(at) {
+  const d = new Date(at);
+  const pad = (n, w = 2) => String(n).padStart(w, "0");
+  return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" +
+    pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + "." + pad(d.getMilliseconds(), 3);
+}
+
+function messageElement(message) {
+  const li = document.createElement("li");
+  li.className = "message " + (message.user === state.me ? "mine" : "theirs");
+  li.dataset.id = message.id;
+  li.dataset.user = message.user;
+  const bubble = document.createElement("div");
+  bubble.className = "bubble";
+  const author = document.createElement("div");
+  author.className = "author";
+  author.textContent = PEOPLE[message.user] || message.user;
+  const text = document.createElement("div");
+  text.className = "text";
+  text.textContent = message.text;
+  const meta = document.createElement("div");
+  meta.className = "meta";
+  const details = document.createElement("button");
+  details.type = "button";
+  details.className = "show-receipts";
+  details.textContent = "read by / delivered to";
+  details.addEventListener("click", () => showReceipts(message.id));
+  meta.append(details);
+  if (message.user !== state.me) {
+    const unread = document.createElement("button");
+    unread.type = "button";
+    unread.className = "mark-unread";
+    unread.textContent = "mark unread";
+    unread.addEventListener("click", () => markUnread(message.id));
+    meta.append(unread);
+  }
+  const time = document.createElement("time");
+  meta.append(time);
+  if (message.user === state.me) {
+    const checks = document.createElement("span");
+    checks.className = "checks";
+    checks.dataset.history = "";
+    checks.innerHTML = '<span class="first">✓</span><span class="second">✓</span>';
+    meta.append(checks);
+  }
+  bubble.append(author, text, meta);
+  li.append(bubble);
+  observer.observe(li);
+  return li;
+}
+
+function render() {
+  const list = $("messages");
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  const byID = new Map([...list.querySelectorAll("li.message")].map((li) => [li.dataset.id, li]));
+  list.querySelectorAll(".divider").forEach((d) => d.remove());
+  // Put the elements in the messages' order, moving only those out of place.
+  state.messages.forEach((message, index) => {
+    let li = byID.get(message.id);
+    if (!li) li = messageElement(message);
+    if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null);
+  });
+  // The first unread message of someone else gets the "unread messages" divider before it.
+  const firstUnread = state.messages.find((m) => m.user !== state.me && m.created_at && !atOrAfter(state.myLastRead, m.created_at));
+  if (firstUnread && state.myLastRead) {
+    const divider = document.createElement("li");
+    divider.className = "divider";
+    divider.innerHTML = "<span>unread messages</span>";
+    list.insertBefore(divider, list.querySelector('li.message[data-id="' + CSS.escape(firstUnread.id) + '"]'));
+  }
+  for (const message of state.messages) {
+    const li = list.querySelector('li.message[data-id="' + CSS.escape(message.id) + '"]');
+    const time = li.querySelector("time");
+    if (message.created_at) { time.dateTime = message.created_at; time.textContent = timeOf(message.created_at); }
+    const checks = li.querySelector(".checks");
+    if (checks) {
+      const status = statusOf(message);
+      if (checks.dataset.status !== status) {
+        checks.dataset.status = status;
+        checks.dataset.history = (checks.dataset.history + " " + status).trim();
+        checks.title = { sending: "sending", sent: "sent", delivered: "delivered", read: "read", failed: "not sent" }[status];
+      }
+    }
+  }
+  const unread = unreadCount();
+  $("unread").dataset.count = String(unread);
+  $("unread").querySelector("b").textContent = String(unread);
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+function unreadCount() {
+  return state.messages.filter((m) => m.user !== state.me && m.created_at && !atOrAfter(state.myLastRead, m.created_at)).length;
+}
+
+function showError(error) {
+  $("error").textContent = String(error && error.message || error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confirmations, as an SDK sends them: delivery as soon as a message arrives; read when the page is
+// visible and the message is on screen.
+
+// Delivery confirmations go out one after the other, each for the newest message of someone else;
+// a read waits for them, so that the sender sees "delivered" before "read", as with a phone that
+// receives a message before its owner looks at it.
+let deliveries = Promise.resolve();
+function confirmDelivery() {
+  deliveries = deliveries.then(async () => {
+    const newest = [...state.messages].reverse().find((m) => m.user !== state.me && m.created_at);
+    if (!newest || newest.id === state.deliveredID) return;
+    try {
+      await api("POST", "/channels/delivered", { latest_delivered_messages: [{ cid: cid(), id: newest.id }] }, state.token);
+      state.deliveredID = newest.id;
+    } catch (error) { showError(error); }
+  });
+  return deliveries;
+}
+
+let reading = false;
+async function maybeMarkRead() {
+  if (reading || state.autoReadPaused || document.visibilityState !== "visible") return;
+  // The newest message of someone else that is on screen and not read yet.
+  const target = [...state.messages].reverse().find((m) =>
+    m.user !== state.me && m.created_at && state.visible.has(m.id) && !atOrAfter(state.myLastRead, m.created_at));
+  if (!target) return;
+  reading = true;
+  await deliveries;
+  let done = false;
+  try {
+    await api("POST", channelPath() + "/read", { message_id: target.id }, state.token);
+    // notification.mark_read moves myLastRead; until it comes, do not ask again for the same.
+    if (!atOrAfter(state.myLastRead, target.created_at)) state.myLastRead = target.created_at;
+    done = true;
+  } catch (error) { showError(error); }
+  reading = false;
+  render();
+  if (done) maybeMarkRead();  // a message that came meanwhile
+}
+document.addEventListener("visibilitychange", maybeMarkRead);
+window.addEventListener("focus", maybeMarkRead);
+
+async function markUnread(messageID) {
+  state.autoReadPaused = true;  // otherwise the message, still on screen, would be read again at once
+  try {
+    await api("POST", channelPath() + "/unread", { message_id: messageID }, state.token);
+  } catch (error) { showError(error); }
+}
+
+async function showReceipts(messageID) {
+  const panel = $("receipts");
+  try {
+    const receipts = await api("GET", channelPath() + "/messages/" + encodeURIComponent(messageID) + "/receipts", undefined, state.token);
+    const message = state.messages.find((m) => m.id === messageID);
+    panel.innerHTML = "";
+    panel.dataset.messageId = messageID;
+    const title = document.createElement("h2");
+    title.textContent = "“" + (message ? message.text : messageID) + "”";
+    panel.append(title);
+    for (const [kind, label, list, field] of [["read", "Read by", receipts.read_by, "read_at"],
+                                              ["delivered", "Delivered to, not read yet", receipts.delivered_to, "delivered_at"]]) {
+      const heading = document.createElement("div");
+      heading.textContent = label + (list.length ? "" : ": nobody yet");
+      panel.append(heading);
+      const ul = document.createElement("ul");
+      for (const entry of list) {
+        const li = document.createElement("li");
+        li.dataset.kind = kind;
+        li.dataset.user = entry.user.id;
+        const name = document.createElement("b");
+        name.textContent = entry.user.name || entry.user.id;
+        const time = document.createElement("time");
+        time.dateTime = entry[field];
+        time.textContent = exactTime(entry[field]);
+        li.append(name, " ", time);
+        ul.append(li);
+      }
+      panel.append(ul);
+    }
+    const close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "close";
+    close.addEventListener("click", () => { panel.hidden = true; });
+    panel.append(close);
+    panel.hidden = false;
+  } catch (error) { showError(error); }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Privacy: the user's own switches, applied with a partial update of the user (PATCH /users).
+
+function showPrivacy(settings) {
+  const read = settings && settings.read_receipts;
+  const delivery = settings && settings.delivery_receipts;
+  $("read-receipts").checked = !read || read.enabled !== false;
+  $("delivery-receipts").checked = !delivery || delivery.enabled !== false;
+}
+
+async function savePrivacy() {
+  const privacy = {
+    read_receipts: { enabled: $("read-receipts").checked },
+    delivery_receipts: { enabled: $("delivery-receipts").checked },
+  };
+  $("privacy-state").dataset.state = "saving";
+  $("privacy-state").textContent = "saving…";
+  try {
+    const result = await api("PATCH", "/users", { users: [{ id: state.me, set: { privacy_settings: privacy } }] }, state.token);
+    const user = result.users && result.users[state.me];
+    if (user) showPrivacy(user.privacy_settings);
+    $("privacy-state").dataset.state = "saved";
+    $("privacy-state").textContent = "saved";
+  } catch (error) {
+    $("privacy-state").dataset.state = "error";
+    $("privacy-state").textContent = "not saved";
+    showError(error);
+  }
+}
+$("read-receipts").addEventListener("change", savePrivacy);
+$("delivery-receipts").addEventListener("change", savePrivacy);
+
+// ---------------------------------------------------------------------------------------------
+// Sending: the message shows at once with a clock; one gray check once the server stored it.
+
+$("composer").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = $("text").value.trim();
+  if (!text) return;
+  $("text").value = "";
+  // crypto.randomUUID exists only in secure contexts (https, or loopback).
+  const unique = crypto.randomUUID ? crypto.randomUUID() : Date.now().toString(36) + Math.random().toString(36).slice(2);
+  const message = { id: state.me + "-" + unique, text, user: state.me, created_at: "", acked: false };
+  state.messages.push(message);
+  state.autoReadPaused = false;
+  render();
+  $("messages").scrollTop = $("messages").scrollHeight;
+  try {
+    const result = await api("POST", channelPath() + "/message", { message: { id: message.id, text } }, state.token);
+    message.created_at = result.message.created_at;
+    message.acked = true;
+  } catch (error) {
+    message.failed = true;
+    showError(error);
+  }
+  render();
+});
+
+// ---------------------------------------------------------------------------------------------
+// Events from /connect.
+
+function readOf(user) {
+  return state.reads[user] || (state.reads[user] = {});
+}
+
+function upsertMessage(m) {
+  const existing = state.messages.find((x) => x.id === m.id);
+  if (existing) {
+    existing.created_at = m.created_at;
+    existing.acked = true;
+    return false;
+  }
+  state.messages.push({ id: m.id, text: m.text, user: m.user.id, created_at: m.created_at, acked: true });
+  state.messages.sort((a, b) => (a.created_at || "\uffff") < (b.created_at || "\uffff") ? -1 : 1);
+  return true;
+}
+
+function handleEvent(event) {
+  if (event.cid && event.cid !== cid()) return;
+  switch (event.type) {
+    case "message.new": {
+      if (event.message.parent_id && !event.message.show_in_channel) return;
+      upsertMessage(event.message);
+      if (event.user.id !== state.me) {
+        state.autoReadPaused = false;
+        confirmDelivery();
+      }
+      break;
+    }
+    case "message.delivered": {
+      const read = readOf(event.user.id);
+      read.last_delivered_at = event.last_delivered_at;
+      read.last_delivered_message_id = event.last_delivered_message_id;
+      break;
+    }
+    case "message.read": {
+      if (event.thread) return;
+      const read = readOf(event.user.id);
+      read.last_read = event.created_at;
+      read.last_read_message_id = event.last_read_message_id;
+      if (event.user.id === state.me) state.myLastRead = event.created_at;
+      break;
+    }
+    case "notification.mark_read":
+      if (event.thread_id) return;
+      state.myLastRead = event.created_at;
+      break;
+    case "notification.mark_unread":
+      state.myLastRead = event.last_read_at || "";
+      state.autoReadPaused = true;
+      break;
+    default:
+      return;
+  }
+  render();
+  maybeMarkRead();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start: connect, then (development credentials) create the channel type and channel and join it,
+// then query the channel with watch, as a Stream SDK's channel.watch() does.
+
+function connect(userDetails) {
+  return new Promise((resolve, reject) => {
+    const query = new URLSearchParams({
+      json: JSON.stringify({ user_id: state.me, user_details: userDetails }),
+      api_key: CONFIG.apiKey, authorization: state.token, "stream-auth-type": "jwt",
+    });
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(scheme + "//" + location.host + "/connect?" + query);
+    let opened = false;
+    socket.onmessage = (frame) => {
+      const event = JSON.parse(frame.data);
+      if (event.type === "health.check" && !opened) {
+        opened = true;
+        state.connectionID = event.connection_id;
+        showPrivacy(event.me.privacy_settings);
+        resolve(socket);
+      } else if (event.type === "error" && !opened) {
+        reject(new Error(event.error.message));
+      } else {
+        handleEvent(event);
+      }
+    };
+    socket.onclose = (close) => {
+      $("conn").dataset.state = "closed";
+      $("conn").textContent = "disconnected (" + close.code + "), reconnecting…";
+      clearInterval(socket.keepalive);
+      if (!opened) reject(new Error("connection closed: " + close.code));
+      else setTimeout(start, 2000);
+    };
+    // Stream's clients send a health check every 25 s; the server answers with one.
+    socket.keepalive = setInterval(() => socket.send(JSON.stringify([{ type: "health.check", client_id: state.connectionID }])), 25000);
+  });
+}
+
+async function setUpChannel() {
+  // Server-side steps, done here only because the development secret lets the page sign a server token.
+  const server = await signToken({ server: true });
+  try {
+    await api("POST", "/channeltypes", { name: state.type, read_events: true, delivery_events: true }, server);
+  } catch (error) {
+    if (error.status !== 409) throw error;
+    await api("PUT", "/channeltypes/" + encodeURIComponent(state.type), { read_events: true, delivery_events: true }, server);
+  }
+  await api("POST", channelPath() + "/query", { data: { members: [state.me], created_by_id: state.me } }, server);
+  await api("POST", channelPath(), { add_members: [state.me] }, server);
+}
+
+async function start() {
+  $("conn").dataset.state = "connecting";
+  $("conn").textContent = "connecting…";
+  try {
+    const details = PEOPLE[state.me] ? { id: state.me, name: PEOPLE[state.me] } : { id: state.me };
+    await connect(details);
+    if (CONFIG.secret) await setUpChannel();
+    const result = await api("POST", channelPath() + "/query", {
+      state: true, watch: true, presence: false, connection_id: state.connectionID, messages: { limit: 50 },
+    }, state.token);
+    state.reads = {};
+    for (const read of result.read || []) state.reads[read.user.id] = read;
+    const own = state.reads[state.me];
+    state.myLastRead = own ? own.last_read : "";
+    for (const m of result.messages || []) upsertMessage(m);
+    $("conn").dataset.state = "ready";
+    $("conn").textContent = "connected to " + cid();
+    $("chat").hidden = false;
+    render();
+    $("messages").scrollTop = $("messages").scrollHeight;
+    confirmDelivery();
+    maybeMarkRead();
+  } catch (error) {
+    $("conn").dataset.state = "error";
+    $("conn").textContent = "not connected";
+    showError(error);
+  }
+}
+
+async function main() {
+  const params = new URLSearchParams(location.search);
+  if (CONFIG.secret) {
+    const user = params.get("user");
+    if (!user || !/^[A-Za-z0-9_-]{1,64}$/.test(user)) { $("picker").hidden = false; return; }
+    state.me = user;
+    state.token = await signToken({ user_id: user });
+  } else {
+    // Other credentials: a pasted user token, and the channel the backend made.
+    $("paste").hidden = false;
+    $("cid-input").value = params.get("cid") || cid();
+    await new Promise((resolve) => $("paste-go").addEventListener("click", resolve));
+    const [type, ...rest] = $("cid-input").value.trim().split(":");
+    state.type = type; state.id = rest.join(":");
+    state.token = $("token").value.trim();
+    try { state.me = userOfToken(state.token); } catch { showError("that is not a token"); return; }
+    $("paste").hidden = true;
+  }
+  $("who").textContent = PEOPLE[state.me] || state.me;
+  document.title = (PEOPLE[state.me] || state.me) + " · Checkmark demo";
+  await start();
+}
+
+main();
+</script>
+</body>
+</html>
+"""#
+}
