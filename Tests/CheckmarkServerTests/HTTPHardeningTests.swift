@@ -250,6 +250,41 @@ extension EndToEnd {
             #expect(lines.last.map { $0.message.contains("malformed HTTP request") } == true)
         }
 
+        /// Issue 18: REST refusals named no address, refused socket commands were not logged at all, and
+        /// a refused socket (4001) named nobody. Each is now one line with who was refused.
+        @Test func restAndSocketRefusalsAreLoggedOnceWithThePeerAndWhoWasRefused() async throws {
+            let captured = CapturedLog()
+            var logger = Logger(label: "checkmark-test-refusals") { _ in CapturingLogHandler(log: captured) }
+            logger.logLevel = .notice
+            let server = try await TestServer.start(logger: logger)
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "bob"], members: ["ann"])
+
+            // REST: bob may not post in a channel he is not a member of (403).
+            let bob = ["Authorization": TestServer.token("bob"), "stream-auth-type": "jwt"]
+            let posted = try server.http("POST", "/channels/messaging/general/message?api_key=\(TestServer.apiKey)",
+                                         body: #"{"message":{"text":"hi"}}"#, headers: bob)
+            #expect(posted.status == 403)
+            // The socket: the same refusal as a command's error reply.
+            let socket = try await server.connect("bob")
+            await #expect(throws: (any Error).self) { try await socket.markRead(TestServer.general) }
+            // The socket: a bad token, refused with 4001.
+            await #expect(throws: (any Error).self) { _ = try await server.connect("bob", token: TestServer.token("bob", secret: "another-secret-0123456789")) }
+            try await Task.sleep(for: .milliseconds(200))
+
+            let lines = captured.refusals
+            let rest = lines.filter { $0.metadata["route"] != nil }
+            let command = lines.filter { $0.metadata["request_id"] != nil }
+            let closed = lines.filter { $0.metadata["close_code"] == "4001" }
+            #expect(rest.count == 1 && command.count == 1 && closed.count == 1, "\(lines.map { "\($0.message) \($0.metadata)" })")
+            for line in rest + command + closed {
+                #expect("\(line.metadata["peer"] ?? "-")".hasPrefix("127.0.0.1:"), "\(line.message) \(line.metadata)")
+            }
+            #expect(rest.first?.metadata["caller"].map { "\($0)".contains("bob") } == true)
+            #expect(command.first?.metadata["user_id"] == "bob" && command.first?.metadata["connection_id"] != "-")
+            #expect(command.first?.metadata["status"] == "403")
+        }
+
         // MARK: Helpers
 
         /// Whether the server has answered (or closed) `socket` already.

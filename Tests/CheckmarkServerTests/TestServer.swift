@@ -21,7 +21,9 @@ struct TestServer {
     static let apiSecret = "test-secret-0123456789"
     static let general = ChannelCID(type: "messaging", id: "general")
 
-    static func start(directory: String? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+    /// A server on 127.0.0.1 with the test credentials; `logger` (default: errors only, discarded by
+    /// the test) receives the server's log, for tests of what is logged.
+    static func start(directory: String? = nil, logger: Logger? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.dataDirectory = directory ?? NSTemporaryDirectory() + "checkmark-e2e-" + UUID().uuidString
@@ -29,9 +31,9 @@ struct TestServer {
         configuration.apiSecret = apiSecret
         configuration.shutdownTimeoutSeconds = 3
         configure(&configuration)
-        var logger = Logger(label: "checkmark-test")
-        logger.logLevel = .error
-        let server = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        var quiet = Logger(label: "checkmark-test")
+        quiet.logLevel = .error
+        let server = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger ?? quiet)
         return TestServer(server: server, directory: configuration.dataDirectory, configuration: configuration)
     }
 

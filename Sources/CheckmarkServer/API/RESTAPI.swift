@@ -47,7 +47,7 @@ struct RESTAPI: Sendable {
         let refused: @Sendable (WireError, RESTCaller?) -> Void = { error, caller in
             refusals?.refused(error.code, [
                 "status": "\(error.httpStatus)", "route": "\(request.method) \(route.template)",
-                "caller": "\(caller.map { "\($0)" } ?? "-")", "message": "\(error.message)",
+                "caller": "\(caller.map { "\($0)" } ?? "-")", "peer": "\(request.peer ?? "-")", "message": "\(error.message)",
             ])
         }
         var caller: RESTCaller?

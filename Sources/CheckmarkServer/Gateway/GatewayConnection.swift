@@ -12,6 +12,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     let eventLoop: any EventLoop
     private let gateway: Gateway
     private let authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>
+    /// The client's address as the listener saw it, for the refusal log.
+    private let peer: String
     private var session: WebSocketSession?
     private var connectionID: String?
     private var userID: String?
@@ -36,10 +38,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     /// was sent) for the grace period; armed while it is unwritable.
     private var unwritableTimer: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>) {
+    init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>,
+         peer: String = "-") {
         self.eventLoop = eventLoop
         self.gateway = gateway
         self.authentication = authentication
+        self.peer = peer
         bucket = TokenBucket(rate: gateway.limits.commandsPerSecond, burst: gateway.limits.commandBurst, now: .now())
     }
 
@@ -161,7 +165,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private func slowConsumer(_ session: WebSocketSession, buffered: Int, reason: String) {
         gateway.metrics.slowConsumerDisconnects.increment()
         gateway.refusals.refused("slow_consumer", [
-            "close_code": "4009", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
+            "close_code": "4009", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")", "peer": "\(peer)",
             "buffered_bytes": "\(buffered)", "message": "\(reason)",
         ])
         unwritableTimer?.cancel()
@@ -188,7 +192,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private func refuse(_ error: WireError, code: WebSocketCloseCode) {
         gateway.refusals.refused(error.code, [
             "close_code": "\(code.rawValue)", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
-            "message": "\(error.message)",
+            "peer": "\(peer)", "message": "\(error.message)",
         ])
         sendJSON(Self.errorEvent(error, requestID: nil), type: "error")
         session?.close(code: code, reason: error.message)
@@ -436,7 +440,13 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         sendJSON(w.bytes, type: "reply")
     }
 
+    /// Answers a command with an error event; the refusal is logged once (rate-limited), like a REST
+    /// error, with the connection, user and peer.
     private func reply(error: WireError, requestID: String?) {
+        gateway.refusals.refused(error.code, [
+            "status": "\(error.httpStatus)", "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")",
+            "peer": "\(peer)", "request_id": "\(requestID ?? "-")", "message": "\(error.message)",
+        ])
         sendJSON(Self.errorEvent(error, requestID: requestID), type: "error")
     }
 

@@ -30,7 +30,8 @@ struct CheckmarkRoutes: HTTPRoutes {
                 maxBufferedBytes: gateway.limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor))
         }
         let authentication = gateway.authenticator.authenticate(query: request.query, now: WallClock.now())
-        return .success(GatewayConnection(eventLoop: eventLoop, gateway: gateway, authentication: authentication))
+        return .success(GatewayConnection(eventLoop: eventLoop, gateway: gateway, authentication: authentication,
+                                           peer: request.peer ?? "-"))
     }
 
     func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
