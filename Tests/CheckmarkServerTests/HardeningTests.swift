@@ -3,6 +3,7 @@ import CheckmarkCore
 @testable import CheckmarkServer
 import CheckmarkWebSocket
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
@@ -265,6 +266,40 @@ extension EndToEnd {
             }
             let closed = await alice.nextEvent(ofType: ["connection.closed"], timeout: .seconds(5))
             if case .closed(let code) = closed { #expect(code == GatewayCloseCode.rateLimited) } else { Issue.record("not closed: \(String(describing: closed))") }
+        }
+
+        /// Issue 18: a user token creating a channel raced a server token creating the same id with
+        /// other members, and 4-17 of 300 tries answered the user 200 with that channel's members and
+        /// read states. Each try here sends both at once: the user gets 200 only when its own create
+        /// made the channel (it is then a member), and 403 otherwise.
+        @Test func userTokenRacingAServerCreateNeverGetsAChannelItIsNotAMemberOf() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "bob", "mal"], members: ["ann"])
+            let backend = ["Authorization": TestServer.serverToken]
+            let mal = ["Authorization": TestServer.token("mal"), "stream-auth-type": "jwt"]
+            var outcomes: [Int: Int] = [:]
+            for attempt in 0..<300 {
+                let path = "/channels/messaging/race-\(attempt)/query?api_key=\(TestServer.apiKey)"
+                let answers = NIOLockedValueBox<[Int: (status: Int, body: String)]>([:])
+                DispatchQueue.concurrentPerform(iterations: 2) { side in
+                    let answer = side == 0
+                        ? try? server.http("POST", path, body: #"{"data":{"members":["ann","bob"],"created_by_id":"ann"}}"#, headers: backend)
+                        : try? server.http("POST", path, body: #"{"data":{"members":["mal"]}}"#, headers: mal)
+                    if let answer { answers.withLockedValue { $0[side] = answer } }
+                }
+                let (ownCreate, user) = answers.withLockedValue { ($0[0], $0[1]) }
+                guard let user, let ownCreate else { Issue.record("attempt \(attempt): no answer"); continue }
+                #expect(ownCreate.status == 200)
+                outcomes[user.status, default: 0] += 1
+                if user.status == 200 {
+                    #expect(user.body.contains(#""id":"mal""#) && !user.body.contains(#""id":"bob""#),
+                            "attempt \(attempt): the user was answered a channel it is not a member of: \(user.body.prefix(300))")
+                } else {
+                    #expect(user.status == 403, "attempt \(attempt): \(user.status) \(user.body)")
+                }
+            }
+            #expect(outcomes.keys.allSatisfy { [200, 403].contains($0) }, "\(outcomes)")
         }
 
         /// With message ids unique per channel, the replies of `p` are those of the channel the caller
