@@ -157,6 +157,23 @@ public enum JSONParser {
 
         mutating func string() throws(Failure) -> String {
             index += 1
+            // Most strings have no escape: they are made from the text as it stands, with no buffer of
+            // their own. At the first escape or control character, the general loop below starts over.
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    guard index - 1 - start <= limits.maxStringBytes else {
+                        throw refuse("a string is longer than \(limits.maxStringBytes) bytes (json_max_string)", limit: "json_max_string")
+                    }
+                    guard let text = String(validating: bytes[start..<(index - 1)], as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                index += 1
+            }
+            index = start
             var out: [UInt8] = []
             while true {
                 guard index < bytes.count else { throw fail("unterminated string") }
