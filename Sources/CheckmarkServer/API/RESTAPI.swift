@@ -19,6 +19,8 @@ struct RESTAPI: Sendable {
     var rateLimiter = RESTRateLimiter(rate: 100, burst: 200)
     /// Where refused requests are logged (rate-limited).
     var refusals: RefusalLog?
+    /// Where refused credentials are counted.
+    var metrics: ServiceMetrics?
 
     /// One parsed request: who calls, the route's path parameters, the query and the JSON body.
     struct Call: Sendable {
@@ -99,11 +101,17 @@ struct RESTAPI: Sendable {
 
     private func authenticate(_ request: HTTPRequest) throws(WireError) -> RESTCaller {
         if let type = request.headers.values("stream-auth-type").first, type != "jwt" {
+            metrics?.authenticationFailed(.tokenInvalid)
             throw .unauthenticated("stream-auth-type \(type) is not supported; use jwt")
         }
-        return try RESTCaller.authenticate(
+        switch RESTCaller.check(
             apiKey: request.query["api_key"], token: request.headers.values("Authorization").first,
-            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now())
+            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now()) {
+        case .success(let caller): return caller
+        case .failure(let failure):
+            metrics?.authenticationFailed(failure.reason)
+            throw failure.error
+        }
     }
 
     private static func body(of request: HTTPRequest, limits: JSONLimits) throws(WireError) -> JSONValue {

@@ -57,6 +57,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let identity: GatewayAuthenticator.Identity
         switch authentication {
         case .failure(let refusal):
+            gateway.metrics.authenticationFailed(refusal.reason)
             refuse(refusal.error, code: refusal.closeCode)
             return
         case .success(let value):
@@ -130,6 +131,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         gone = true
         self.session = nil
         gateway.metrics.connections.decrement()
+        gateway.metrics.closed(code: code.map { Int($0.rawValue) })
         gateway.closed(self)
         if let connectionID { _ = gateway.service.submit(.disconnect(connectionID: connectionID)) }
         if holdsSlot, let userID { gateway.counter.release(userID) }

@@ -12,6 +12,8 @@ struct CheckmarkRoutes: HTTPRoutes {
     let registry: PrometheusCollectorRegistry?
     let readiness: @Sendable () -> Bool
     let refusals: RefusalLog
+    /// Where each answered request and upgrade is counted (`checkmark_http_requests_total`).
+    let metrics: ServiceMetrics
 
     func isWebSocketPath(_ path: String) -> Bool { path == "/connect" || path == Self.tracePath }
 
@@ -19,6 +21,18 @@ struct CheckmarkRoutes: HTTPRoutes {
     static let tracePath = "/admin/trace"
 
     func webSocketApplication(for request: HTTPRequest, on eventLoop: any EventLoop) -> Result<any WebSocketApplication, HTTPResponseRejection> {
+        let started = NIODeadline.now()
+        let result = upgrade(request, on: eventLoop)
+        let route = request.path == Self.tracePath ? "trace" : "\(APIRoute.connect)"
+        let status = switch result {
+        case .success: 101
+        case .failure(let rejection): rejection.response.status
+        }
+        metrics.answered(route: route, status: status, nanoseconds: (NIODeadline.now() - started).nanoseconds)
+        return result
+    }
+
+    private func upgrade(_ request: HTTPRequest, on eventLoop: any EventLoop) -> Result<any WebSocketApplication, HTTPResponseRejection> {
         if request.path == Self.tracePath {
             if let refusal = TraceStreamConnection.refusal(query: request.query, authenticator: gateway.authenticator, now: WallClock.now()) {
                 return .failure(HTTPResponseRejection(RESTAPI.error(refusal, since: .now())))
@@ -31,8 +45,24 @@ struct CheckmarkRoutes: HTTPRoutes {
         return .success(GatewayConnection(eventLoop: eventLoop, gateway: gateway, authentication: authentication))
     }
 
+    /// Answers `request` and counts it under its route's name (`unmatched` when no route serves the
+    /// path or method), with its status and duration.
     func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
-        switch APIRoute.match(method: request.method, path: request.path) {
+        let started = NIODeadline.now()
+        let match = APIRoute.match(method: request.method, path: request.path)
+        let route = switch match {
+        case .found(let route, _): "\(route)"
+        case .wrongMethod, .notFound: ServiceMetrics.unmatchedRoute
+        }
+        let metrics = self.metrics
+        return answer(request, match, on: eventLoop).map { response in
+            metrics.answered(route: route, status: response.status, nanoseconds: (NIODeadline.now() - started).nanoseconds)
+            return response
+        }
+    }
+
+    private func answer(_ request: HTTPRequest, _ match: APIRoute.Match, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
+        switch match {
         case .found(.healthz, _):
             return eventLoop.makeSucceededFuture(.text(200, "ok"))
         case .found(.readyz, _):
@@ -64,6 +94,7 @@ struct CheckmarkRoutes: HTTPRoutes {
     }
 
     func refused(status: Int, message: String, peer: String) {
+        metrics.refusedByListener(status: status)
         refusals.refused(message, ["status": "\(status)", "peer": "\(peer)"])
     }
 }

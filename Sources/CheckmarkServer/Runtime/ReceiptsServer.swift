@@ -36,7 +36,7 @@ public final class ReceiptsServer: Sendable {
         try configuration.validate()
         let store = try await openStore(configuration, logger: logger)
         let registry = PrometheusCollectorRegistry()
-        let metrics = ServiceMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let metrics = ServiceMetrics(factory: DescribedMetricsFactory(registry: registry, help: ServiceMetrics.help))
         let engineGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var compression = PerMessageDeflateConfiguration()
         compression.isEnabled = configuration.compression
@@ -67,10 +67,10 @@ public final class ReceiptsServer: Sendable {
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                            jsonLimits: configuration.gateway.json,
                            rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst),
-                           refusals: refusals)
+                           refusals: refusals, metrics: metrics)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
-            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals)
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals, metrics: metrics)
         let listener: HTTPListener
         do {
             listener = try await HTTPListener.bind(
