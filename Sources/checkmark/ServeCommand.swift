@@ -50,10 +50,18 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let level = configuration.logLevel
+        let format = configuration.logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         let logger = Logger(label: "checkmark")
         let server: ReceiptsServer

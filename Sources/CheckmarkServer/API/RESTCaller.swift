@@ -38,6 +38,14 @@ enum RESTCaller: Sendable, Equatable {
         return .failure(Failure(error: .unauthenticated("the token has neither \"server\": true nor a user_id"), reason: .tokenInvalid))
     }
 
+    /// `server`, or the user's id: the access log's `caller`.
+    var logName: String {
+        switch self {
+        case .server: "server"
+        case .user(let id): id
+        }
+    }
+
     /// The user the call acts for. A server token acts for `named` (which may be nil); a user token
     /// acts for itself, and naming anyone else is refused with 403 `not_allowed`.
     func actor(named: String?) throws(WireError) -> String? {

@@ -35,9 +35,14 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     /// Closes the connection as a slow consumer when it stays unwritable (it does not read what it
     /// was sent) for the grace period; armed while it is unwritable.
     private var unwritableTimer: Scheduled<Void>?
+    /// When the upgrade was accepted, and the client's address (for the access log).
+    private let opened = NIODeadline.now()
+    private let peer: String?
 
-    init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>) {
+    init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>,
+         peer: String? = nil) {
         self.eventLoop = eventLoop
+        self.peer = peer
         self.gateway = gateway
         self.authentication = authentication
         bucket = TokenBucket(rate: gateway.limits.commandsPerSecond, burst: gateway.limits.commandBurst, now: .now())
@@ -132,6 +137,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         self.session = nil
         gateway.metrics.connections.decrement()
         gateway.metrics.closed(code: code.map { Int($0.rawValue) })
+        if gateway.accessLog {
+            gateway.logger.info("websocket closed", metadata: [
+                "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")", "close_code": "\(code.map { "\($0.rawValue)" } ?? "1006")",
+                "duration_ms": "\((NIODeadline.now() - opened).nanoseconds / 1_000_000)", "peer": "\(peer ?? "-")",
+            ])
+        }
         gateway.closed(self)
         if let connectionID { _ = gateway.service.submit(.disconnect(connectionID: connectionID)) }
         if holdsSlot, let userID { gateway.counter.release(userID) }

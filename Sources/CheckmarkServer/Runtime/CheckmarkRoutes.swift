@@ -14,6 +14,9 @@ struct CheckmarkRoutes: HTTPRoutes {
     let refusals: RefusalLog
     /// Where each answered request and upgrade is counted (`checkmark_http_requests_total`).
     let metrics: ServiceMetrics
+    /// Where the access log goes (one `info` line per answered request) when ``accessLog`` is on.
+    let logger: Logger
+    let accessLog: Bool
 
     func isWebSocketPath(_ path: String) -> Bool { path == "/connect" || path == Self.tracePath }
 
@@ -42,26 +45,47 @@ struct CheckmarkRoutes: HTTPRoutes {
                 maxBufferedBytes: gateway.limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor))
         }
         let authentication = gateway.authenticator.authenticate(query: request.query, now: WallClock.now())
-        return .success(GatewayConnection(eventLoop: eventLoop, gateway: gateway, authentication: authentication))
+        return .success(GatewayConnection(eventLoop: eventLoop, gateway: gateway, authentication: authentication, peer: request.peer))
     }
 
-    /// Answers `request` and counts it under its route's name (`unmatched` when no route serves the
-    /// path or method), with its status and duration.
+    /// Answers `request` with its request id in `X-Request-Id` (``RequestID``), counts it under its
+    /// route's name (`unmatched` when no route serves the path or method) with its status and
+    /// duration, and writes its access log line.
     func respond(to request: HTTPRequest, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
         let started = NIODeadline.now()
+        let requestID = RequestID.accept(request.headers.values(RequestID.header).first)
         let match = APIRoute.match(method: request.method, path: request.path)
         let route = switch match {
         case .found(let route, _): "\(route)"
         case .wrongMethod, .notFound: ServiceMetrics.unmatchedRoute
         }
         let metrics = self.metrics
-        return answer(request, match, on: eventLoop).map { response in
-            metrics.answered(route: route, status: response.status, nanoseconds: (NIODeadline.now() - started).nanoseconds)
+        let logger = accessLog ? self.logger : nil
+        return answer(request, match, requestID: requestID, on: eventLoop).map { answer in
+            let nanoseconds = (NIODeadline.now() - started).nanoseconds
+            var response = answer.response
+            response.headers.add(RequestID.header, requestID)
+            metrics.answered(route: route, status: response.status, nanoseconds: nanoseconds)
+            logger?.info("request", metadata: [
+                "method": "\(request.method)", "route": "\(route)", "status": "\(response.status)",
+                "duration_ms": "\(Double(nanoseconds / 10_000) / 100)", "bytes": "\(response.body.readableBytes)",
+                "caller": "\(answer.caller?.logName ?? "-")", "request_id": "\(requestID)", "peer": "\(request.peer ?? "-")",
+            ])
             return response
         }
     }
 
-    private func answer(_ request: HTTPRequest, _ match: APIRoute.Match, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
+    private func answer(_ request: HTTPRequest, _ match: APIRoute.Match, requestID: String,
+                        on eventLoop: any EventLoop) -> EventLoopFuture<RESTAPI.Answer> {
+        switch match {
+        case .found(.healthz, _), .found(.readyz, _), .found(.metrics, _), .wrongMethod, .notFound:
+            return operations(request, match, on: eventLoop).map { RESTAPI.Answer(response: $0, caller: nil) }
+        case .found(let route, let parameters):
+            return rest.respond(to: request, route: route, parameters: parameters, requestID: requestID, on: eventLoop)
+        }
+    }
+
+    private func operations(_ request: HTTPRequest, _ match: APIRoute.Match, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
         switch match {
         case .found(.healthz, _):
             return eventLoop.makeSucceededFuture(.text(200, "ok"))
@@ -74,8 +98,8 @@ struct CheckmarkRoutes: HTTPRoutes {
             if let process = ProcessStatistics.read(countingDescriptors: true) { buffer.writeString(process.prometheusText) }
             return eventLoop.makeSucceededFuture(HTTPResponse(
                 status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: buffer))
-        case .found(let route, let parameters):
-            return rest.respond(to: request, route: route, parameters: parameters, on: eventLoop)
+        case .found(let route, _):
+            return eventLoop.makeSucceededFuture(RESTAPI.error(.notFound("\(route.template) is not an operations route"), since: .now()))
         case .wrongMethod(let allowed):
             var response = RESTAPI.error(.methodNotAllowed(request.method, path: request.path, allowed: allowed), since: .now())
             response.headers.add("Allow", allowed.joined(separator: ", "))

@@ -17,6 +17,8 @@ public enum ConfigurationLoader {
         ("api_key", "the app's api_key (default: the development key)"),
         ("api_secret", "the app's api_secret, signs tokens (default: the development secret, loopback only)"),
         ("log_level", "trace, debug, info, notice, warning, error or critical (default info)"),
+        ("log_format", "text or json, one JSON object a line with time, level, label, message and the metadata as fields (default text)"),
+        ("access_log", "log one info line per REST request (method, route, status, duration, bytes, caller, request id, peer) and per closed WebSocket connection: true or false (default true)"),
         ("metrics", "serve /metrics: true or false (default true)"),
         ("max_connections", "open WebSocket connections in total (default 100000)"),
         ("max_connections_per_user", "open connections per user (default 64)"),
@@ -110,6 +112,12 @@ public enum ConfigurationLoader {
                 throw Invalid(description: "\(source): log_level must be trace, debug, info, notice, warning, error or critical, not '\(value)'")
             }
             c.logLevel = level
+        case "log_format":
+            guard let format = LogFormat(rawValue: value.lowercased()) else {
+                throw Invalid(description: "\(source): log_format must be text or json, not '\(value)'")
+            }
+            c.logFormat = format
+        case "access_log": c.accessLog = try bool()
         case "metrics": c.metricsEnabled = try bool()
         case "max_connections": c.gateway.maxConnections = try int()
         case "max_connections_per_user": c.gateway.maxConnectionsPerUser = try int()

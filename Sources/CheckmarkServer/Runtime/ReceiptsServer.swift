@@ -62,7 +62,7 @@ public final class ReceiptsServer: Sendable {
             service: service, authenticator: GatewayAuthenticator(
                 apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                 maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection),
-            limits: configuration.gateway, metrics: metrics, logger: logger, refusals: refusals)
+            limits: configuration.gateway, metrics: metrics, logger: logger, refusals: refusals, accessLog: configuration.accessLog)
         let stoppingFlag = NIOLockedValueBox(false)
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                            jsonLimits: configuration.gateway.json,
@@ -70,7 +70,8 @@ public final class ReceiptsServer: Sendable {
                            refusals: refusals, metrics: metrics)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
-            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals, metrics: metrics)
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals, metrics: metrics,
+            logger: logger, accessLog: configuration.accessLog)
         let listener: HTTPListener
         do {
             listener = try await HTTPListener.bind(

@@ -19,6 +19,10 @@ public struct ServerConfiguration: Sendable {
     public var apiKey = ServerConfiguration.developmentAPIKey
     public var apiSecret = ServerConfiguration.developmentAPISecret
     public var logLevel: Logger.Level = .info
+    /// `text` (swift-log's plain lines) or `json` (one object a line).
+    public var logFormat = LogFormat.text
+    /// One `info` line per REST request and per closed WebSocket connection.
+    public var accessLog = true
     public var metricsEnabled = true
     public var gateway = GatewayLimits()
     public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
