@@ -6,6 +6,6 @@ struct CheckmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "checkmark",
         abstract: "Delivery and read receipts over WebSocket, Stream-compatible.",
-        subcommands: [ServeCommand.self, DemoCommand.self, BenchCommand.self, ReplayCommand.self, BenchStorageCommand.self, EchoCommand.self, TokenCommand.self, AutobahnClientCommand.self]
+        subcommands: [ServeCommand.self, DemoCommand.self, BenchCommand.self, ReplayCommand.self, BenchStorageCommand.self, EchoCommand.self, TokenCommand.self, AutobahnClientCommand.self, ConfigCommand.self]
     )
 }

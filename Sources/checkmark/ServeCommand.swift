@@ -42,18 +42,23 @@ struct ServeCommand: AsyncParsableCommand {
             }
             file = (config, contents)
         }
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ConfigurationLoader.load(file: file, environment: ProcessInfo.processInfo.environment, flags: flags)
-            try configuration.validate()
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        let report = ConfigurationLoader.check(file: file, environment: ProcessInfo.processInfo.environment, flags: flags)
+        for warning in report.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        guard report.errors.isEmpty else { throw ValidationError(report.errors.joined(separator: "\n")) }
+        let configuration = report.configuration
         let level = configuration.logLevel
+        let format = configuration.logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         let logger = Logger(label: "checkmark")
         let server: ReceiptsServer

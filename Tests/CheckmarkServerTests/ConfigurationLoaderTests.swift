@@ -1,4 +1,5 @@
 import CheckmarkServer
+import CheckmarkStorage
 import Testing
 
 /// `checkmark serve`'s settings: one key set for every source, later sources win, bad input is an
@@ -22,7 +23,7 @@ struct ConfigurationLoaderTests {
         (#"{"port": "eighty"}"#, [:], [:], "config file c.json: port must be a whole number"),
         ("[1]", [:], [:], "must hold a JSON object"),
         ("{}", ["CHECKMARK_METRICS": "maybe"], [:], "environment CHECKMARK_METRICS: metrics must be true or false"),
-        ("{}", [:], ["max_request_body": "x"], "flag --max-request-body: max_request_body must be a whole number"),
+        ("{}", [:], ["max_request_body": "x"], "flag --max-request-body: max_request_body must be a size"),
         ("{}", [:], ["colour": "red"], "unknown setting colour"),
     ] as [(String, [String: String], [String: String], String)])
     func badSettingsAreRefusedNamingTheirSource(file: String, environment: [String: String], flags: [String: String], message: String) {
@@ -37,5 +38,74 @@ struct ConfigurationLoaderTests {
         var configuration = ServerConfiguration()
         configuration.maxRequestBodyBytes = 0
         #expect(throws: ServerConfiguration.Invalid.self) { try configuration.validate() }
+    }
+
+    @Test(arguments: [
+        (["CHECKMARK_PORT": "70000"], [:], "environment CHECKMARK_PORT: port must be between 0 and 65535, not 70000"),
+        ([:], ["max_request_body": "0"], "flag --max-request-body: max_request_body must be positive, not 0"),
+        (["CHECKMARK_KEEPALIVE": "-1"], [:], "environment CHECKMARK_KEEPALIVE: keepalive must not be negative, not -1"),
+        (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
+    ] as [([String: String], [String: String], String)])
+    func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {
+        let report = ConfigurationLoader.check(file: nil, environment: environment, flags: flags)
+        #expect(report.errors == [message])
+    }
+
+    @Test func checkReportsEveryErrorNotOnlyTheFirst() {
+        let report = ConfigurationLoader.check(
+            file: (path: "c.json", contents: #"{"port": 70000, "max_conections": 5}"#),
+            environment: ["CHECKMARK_METRICS": "maybe"], flags: ["max_request_bdy": "1"])
+        #expect(report.errors.count == 4, "\(report.errors)")
+        #expect(report.errors.contains("config file c.json: port must be between 0 and 65535, not 70000"))
+    }
+
+    @Test func nearMissKeysGetASuggestionAsErrorsInFileAndFlagsAndWarningsInTheEnvironment() {
+        let report = ConfigurationLoader.check(
+            file: (path: "c.json", contents: #"{"max_conections": 5}"#),
+            environment: ["CHECKMARK_IDLE_TIMOUT": "5", "CHECKMARK_LOG": "debug", "CHECKMARK_TEST_POSTGRES_URL": "x", "CHECKMARK_CRASH_ROUNDS": "3"],
+            flags: ["shutdown": "5"])
+        #expect(report.errors.contains("config file c.json: unknown key max_conections; did you mean max_connections?"))
+        #expect(report.errors.contains("flag --set shutdown: unknown setting shutdown; did you mean shutdown_timeout?"))
+        #expect(report.warnings.contains("environment CHECKMARK_IDLE_TIMOUT is not a setting and is ignored; did you mean CHECKMARK_IDLE_TIMEOUT?"))
+        #expect(report.warnings.count == 2, "CHECKMARK_LOG warned, the other commands' variables not: \(report.warnings)")
+        #expect(ConfigurationLoader.nearest("colour") == nil)
+    }
+
+    @Test func durationsAndSizesTakeUnitsEverywhereAndBareNumbersKeepTheKeysUnit() throws {
+        let configuration = try ConfigurationLoader.load(
+            file: (path: "c.json", contents: #"{"slow_consumer_grace": "2s", "request_timeout": 15, "max_outbound_buffer": "64KiB"}"#),
+            environment: ["CHECKMARK_IDLE_TIMEOUT": "2m", "CHECKMARK_MAX_MESSAGE_SIZE": "1GiB", "CHECKMARK_JOURNAL_MAX_AGE": "1h"],
+            flags: ["keepalive": "5000ms", "max_request_body": "4MiB", "shutdown_timeout": "7"])
+        #expect(configuration.gateway.slowConsumerGraceMilliseconds == 2000)
+        #expect(configuration.requestTimeoutSeconds == 15)
+        #expect(configuration.gateway.maxOutboundBufferBytes == 64 << 10)
+        #expect(configuration.idleTimeoutSeconds == 120)
+        #expect(configuration.maxMessageBytes == 1 << 30)
+        #expect(configuration.retention.maxAgeSeconds == 3600)
+        #expect(configuration.keepaliveSeconds == 5)
+        #expect(configuration.maxRequestBodyBytes == 4 << 20)
+        #expect(configuration.shutdownTimeoutSeconds == 7)
+        let report = ConfigurationLoader.check(file: nil, environment: [:], flags: ["keepalive": "500ms", "max_connections": "5s", "slow_consumer_grace": "250ms"])
+        #expect(report.errors.sorted() == [
+            "flag --keepalive: keepalive must be a whole number of seconds, not '500ms'",
+            "flag --max-connections: max_connections must be a whole number, not '5s'",
+        ])
+        #expect(report.configuration.gateway.slowConsumerGraceMilliseconds == 250)
+    }
+
+    @Test func printShowsEachSourceAndMasksSecrets() {
+        let report = ConfigurationLoader.check(
+            file: (path: "c.json", contents: #"{"port": 9000}"#),
+            environment: ["CHECKMARK_POSTGRES_URL": "postgres://app:hunter2@db:5432/checkmark", "CHECKMARK_API_SECRET": "a-long-production-secret"],
+            flags: ["log_format": "json"])
+        #expect(report.errors.isEmpty, "\(report.errors)")
+        #expect(report.source(of: "port") == "config file c.json")
+        #expect(report.source(of: "postgres_url") == "environment CHECKMARK_POSTGRES_URL")
+        #expect(report.source(of: "log_format") == "flag --log-format")
+        #expect(report.source(of: "host") == "default")
+        #expect(ConfigurationLoader.displayValue(of: "postgres_url", in: report.configuration) == "postgres://app:****@db:5432/checkmark")
+        #expect(ConfigurationLoader.displayValue(of: "api_secret", in: report.configuration) == "********")
+        #expect(ConfigurationLoader.keys.allSatisfy { !ConfigurationLoader.displayValue(of: $0.key, in: report.configuration).contains("hunter2") })
+        #expect(ConfigurationLoader.keys.allSatisfy { !ConfigurationLoader.displayValue(of: $0.key, in: report.configuration).contains("a-long-production-secret") })
     }
 }

@@ -274,7 +274,7 @@ extension EndToEnd {
 
             let lines = captured.refusals
             let rest = lines.filter { $0.metadata["route"] != nil }
-            let command = lines.filter { $0.metadata["request_id"] != nil }
+            let command = lines.filter { $0.metadata["request_id"] != nil && $0.metadata["route"] == nil }
             let closed = lines.filter { $0.metadata["close_code"] == "4001" }
             #expect(rest.count == 1 && command.count == 1 && closed.count == 1, "\(lines.map { "\($0.message) \($0.metadata)" })")
             for line in rest + command + closed {

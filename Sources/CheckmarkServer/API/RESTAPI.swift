@@ -19,6 +19,8 @@ struct RESTAPI: Sendable {
     var rateLimiter = RESTRateLimiter(rate: 100, burst: 200)
     /// Where refused requests are logged (rate-limited).
     var refusals: RefusalLog?
+    /// Where refused credentials are counted.
+    var metrics: ServiceMetrics?
 
     /// One parsed request: who calls, the route's path parameters, the query and the JSON body.
     struct Call: Sendable {
@@ -39,7 +41,15 @@ struct RESTAPI: Sendable {
         }
     }
 
-    func respond(to request: HTTPRequest, route: APIRoute, parameters: [String: String], on eventLoop: any EventLoop) -> EventLoopFuture<HTTPResponse> {
+    /// A response and who asked for it (nil when the credentials were refused), for the access log.
+    struct Answer: Sendable {
+        var response: HTTPResponse
+        var caller: RESTCaller?
+    }
+
+    /// Answers one REST request; refusals are logged with `requestID`.
+    func respond(to request: HTTPRequest, route: APIRoute, parameters: [String: String], requestID: String,
+                 on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
         let started = NIODeadline.now()
         let call: Call
         let future: EventLoopFuture<[UInt8]>
@@ -47,7 +57,8 @@ struct RESTAPI: Sendable {
         let refused: @Sendable (WireError, RESTCaller?) -> Void = { error, caller in
             refusals?.refused(error.code, [
                 "status": "\(error.httpStatus)", "route": "\(request.method) \(route.template)",
-                "caller": "\(caller.map { "\($0)" } ?? "-")", "peer": "\(request.peer ?? "-")", "message": "\(error.message)",
+                "caller": "\(caller.map { "\($0)" } ?? "-")", "message": "\(error.message)", "request_id": "\(requestID)",
+                "peer": "\(request.peer ?? "-")",
             ])
         }
         var caller: RESTCaller?
@@ -61,15 +72,15 @@ struct RESTAPI: Sendable {
             future = try handle(route, call)
         } catch {
             refused(error, caller)
-            return eventLoop.makeSucceededFuture(Self.error(error, since: started))
+            return eventLoop.makeSucceededFuture(Answer(response: Self.error(error, since: started), caller: caller))
         }
         let known = caller
         return future.hop(to: eventLoop)
-            .map { Self.ok($0, since: started) }
+            .map { Answer(response: Self.ok($0, since: started), caller: known) }
             .recover { failure in
                 let error = WireError(any: failure)
                 refused(error, known)
-                return Self.error(error, since: started)
+                return Answer(response: Self.error(error, since: started), caller: known)
             }
     }
 
@@ -99,11 +110,17 @@ struct RESTAPI: Sendable {
 
     private func authenticate(_ request: HTTPRequest) throws(WireError) -> RESTCaller {
         if let type = request.headers.values("stream-auth-type").first, type != "jwt" {
+            metrics?.authenticationFailed(.tokenInvalid)
             throw .unauthenticated("stream-auth-type \(type) is not supported; use jwt")
         }
-        return try RESTCaller.authenticate(
+        switch RESTCaller.check(
             apiKey: request.query["api_key"], token: request.headers.values("Authorization").first,
-            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now())
+            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now()) {
+        case .success(let caller): return caller
+        case .failure(let failure):
+            metrics?.authenticationFailed(failure.reason)
+            throw failure.error
+        }
     }
 
     private static func body(of request: HTTPRequest, limits: JSONLimits) throws(WireError) -> JSONValue {

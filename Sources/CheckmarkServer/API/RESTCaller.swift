@@ -11,14 +11,39 @@ enum RESTCaller: Sendable, Equatable {
     /// token goes, for the error). 401 `unauthenticated` for a missing or wrong key or token.
     static func authenticate(apiKey given: String?, token: String?, tokenSource: String, apiKey: String, apiSecret: String,
                              now: Timestamp) throws(WireError) -> RESTCaller {
-        guard let given, !given.isEmpty else { throw .unauthenticated("the api_key query parameter is required") }
-        guard given == apiKey else { throw .unauthenticated("api_key \(given) is not valid") }
-        guard let token, !token.isEmpty else { throw .unauthenticated("\(tokenSource) (a JWT) is required") }
+        switch check(apiKey: given, token: token, tokenSource: tokenSource, apiKey: apiKey, apiSecret: apiSecret, now: now) {
+        case .success(let caller): return caller
+        case .failure(let failure): throw failure.error
+        }
+    }
+
+    /// A refused credential: the 401 to answer and what `checkmark_auth_failures_total` counts it as.
+    struct Failure: Error {
+        var error: WireError
+        var reason: AuthFailureReason
+    }
+
+    /// ``authenticate(apiKey:token:tokenSource:apiKey:apiSecret:now:)`` with the reason of a refusal.
+    static func check(apiKey given: String?, token: String?, tokenSource: String, apiKey: String, apiSecret: String,
+                      now: Timestamp) -> Result<RESTCaller, Failure> {
+        guard let given, !given.isEmpty else { return .failure(Failure(error: .unauthenticated("the api_key query parameter is required"), reason: .apiKey)) }
+        guard given == apiKey else { return .failure(Failure(error: .unauthenticated("api_key \(given) is not valid"), reason: .apiKey)) }
+        guard let token, !token.isEmpty else { return .failure(Failure(error: .unauthenticated("\(tokenSource) (a JWT) is required"), reason: .tokenMissing)) }
         let claims: JSONValue
-        do { claims = try JWT.verify(token, secret: apiSecret, now: now) } catch { throw WireError(error) }
-        if claims["server"]?.boolValue == true { return .server }
-        if let user = claims["user_id"]?.stringValue, !user.isEmpty { return .user(user) }
-        throw .unauthenticated("the token has neither \"server\": true nor a user_id")
+        do { claims = try JWT.verify(token, secret: apiSecret, now: now) } catch {
+            return .failure(Failure(error: WireError(error), reason: AuthFailureReason(error)))
+        }
+        if claims["server"]?.boolValue == true { return .success(.server) }
+        if let user = claims["user_id"]?.stringValue, !user.isEmpty { return .success(.user(user)) }
+        return .failure(Failure(error: .unauthenticated("the token has neither \"server\": true nor a user_id"), reason: .tokenInvalid))
+    }
+
+    /// `server`, or the user's id: the access log's `caller`.
+    var logName: String {
+        switch self {
+        case .server: "server"
+        case .user(let id): id
+        }
     }
 
     /// The user the call acts for. A server token acts for `named` (which may be nil); a user token

@@ -14,6 +14,8 @@ import NIOCore
 struct DemoPage: Sendable {
     /// Where the page is served.
     static let path = "/demo"
+    /// The route label of `GET /demo` in `checkmark_http_requests_total` and the access log.
+    static let routeName = "demo"
     /// The channel type the page creates (delivery events on) and the channel it talks in.
     static let channelType = "receipts-demo"
     static let channelID = "demo"

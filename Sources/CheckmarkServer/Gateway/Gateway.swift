@@ -13,12 +13,15 @@ public final class Gateway: Sendable {
     public let metrics: ServiceMetrics
     public let logger: Logger
     let refusals: RefusalLog
+    /// Whether each closed connection gets an `info` line (setting `access_log`).
+    let accessLog: Bool
     let counter: ConnectionCounter
     private let open = NIOLockedValueBox([ObjectIdentifier: UnsafeTransfer<GatewayConnection>]())
 
     init(service: ReceiptsService, authenticator: GatewayAuthenticator, limits: GatewayLimits, metrics: ServiceMetrics, logger: Logger,
-         refusals: RefusalLog? = nil) {
+         refusals: RefusalLog? = nil, accessLog: Bool = false) {
         self.refusals = refusals ?? RefusalLog(logger: logger)
+        self.accessLog = accessLog
         self.service = service
         self.authenticator = authenticator
         self.limits = limits

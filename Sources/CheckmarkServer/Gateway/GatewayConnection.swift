@@ -12,7 +12,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     let eventLoop: any EventLoop
     private let gateway: Gateway
     private let authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>
-    /// The client's address as the listener saw it, for the refusal log.
+    /// The client's address as the listener saw it, for the refusal and access logs.
     private let peer: String
     private var session: WebSocketSession?
     private var connectionID: String?
@@ -37,6 +37,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     /// Closes the connection as a slow consumer when it stays unwritable (it does not read what it
     /// was sent) for the grace period; armed while it is unwritable.
     private var unwritableTimer: Scheduled<Void>?
+    /// When the upgrade was accepted (for the access log).
+    private let opened = NIODeadline.now()
 
     init(eventLoop: any EventLoop, gateway: Gateway, authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>,
          peer: String = "-") {
@@ -61,6 +63,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let identity: GatewayAuthenticator.Identity
         switch authentication {
         case .failure(let refusal):
+            gateway.metrics.authenticationFailed(refusal.reason)
             refuse(refusal.error, code: refusal.closeCode)
             return
         case .success(let value):
@@ -134,6 +137,13 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         gone = true
         self.session = nil
         gateway.metrics.connections.decrement()
+        gateway.metrics.closed(code: code.map { Int($0.rawValue) })
+        if gateway.accessLog {
+            gateway.logger.info("websocket closed", metadata: [
+                "connection_id": "\(connectionID ?? "-")", "user_id": "\(userID ?? "-")", "close_code": "\(code.map { "\($0.rawValue)" } ?? "1006")",
+                "duration_ms": "\((NIODeadline.now() - opened).nanoseconds / 1_000_000)", "peer": "\(peer)",
+            ])
+        }
         gateway.closed(self)
         if let connectionID { _ = gateway.service.submit(.disconnect(connectionID: connectionID)) }
         if holdsSlot, let userID { gateway.counter.release(userID) }

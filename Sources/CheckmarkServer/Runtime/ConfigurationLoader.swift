@@ -17,6 +17,8 @@ public enum ConfigurationLoader {
         ("api_key", "the app's api_key (default: the development key)"),
         ("api_secret", "the app's api_secret, signs tokens (default: the development secret, loopback only)"),
         ("log_level", "trace, debug, info, notice, warning, error or critical (default info)"),
+        ("log_format", "text or json, one JSON object a line with time, level, label, message and the metadata as fields (default text)"),
+        ("access_log", "log one info line per REST request (method, route, status, duration, bytes, caller, request id, peer) and per closed WebSocket connection: true or false (default true)"),
         ("metrics", "serve /metrics: true or false (default true)"),
         ("demo", "serve the demo page at /demo: auto (only with the development credentials), true or false (default auto)"),
         ("cors_allowed_origins", "web origins whose pages may call the REST API: comma-separated scheme://host[:port], or * (default: none, no CORS)"),
@@ -47,8 +49,132 @@ public enum ConfigurationLoader {
         ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
     ]
 
+    /// The unit of every numeric setting (a bare number is in this unit); other settings are text.
+    public static let units: [String: SettingUnit] = [
+        "port": .count, "max_connections": .count, "max_connections_per_user": .count, "max_watched_channels": .count,
+        "commands_per_second": .count, "command_burst": .count, "max_outbound_buffer": .bytes,
+        "slow_consumer_grace": .milliseconds, "max_resume_events": .count, "max_message_size": .bytes,
+        "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
+        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes,
+        "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
+        "idle_timeout": .seconds, "journal_max_age": .seconds, "journal_max_events_per_channel": .count,
+        "shutdown_timeout": .seconds,
+    ]
+
+    /// `CHECKMARK_*` variables that other commands and scripts read: not settings, and not warned about.
+    public static let otherVariables: Set<String> = [
+        "CHECKMARK_TEST_POSTGRES_URL", "CHECKMARK_BINARY", "CHECKMARK_COMMIT", "CHECKMARK_CRASH_ROUNDS", "CHECKMARK_COMPAT_URL",
+    ]
+
     public struct Invalid: Error, CustomStringConvertible {
         public var description: String
+    }
+
+    /// Everything the sources say: the configuration, where each key's value came from (`default`,
+    /// `config file PATH`, `environment CHECKMARK_KEY`, `flag --key`), every error (each naming its
+    /// source and key) and the warnings (unknown `CHECKMARK_*` variables, with a near key if any).
+    public struct Report: Sendable {
+        public var configuration = ServerConfiguration()
+        public var sources: [String: String] = [:]
+        public var errors: [String] = []
+        public var warnings: [String] = []
+
+        /// Where `key`'s value came from.
+        public func source(of key: String) -> String { sources[key] ?? "default" }
+    }
+
+    /// Reads every source and validates the result, collecting every error instead of stopping at
+    /// the first (what `checkmark config check` prints).
+    public static func check(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) -> Report {
+        var report = Report()
+        let known = Set(keys.map(\.key))
+        func apply(_ key: String, _ value: String, source: String) {
+            do {
+                try Self.apply(key, value, source: source, to: &report.configuration)
+                report.sources[key] = source
+            } catch { report.errors.append(error.description) }
+        }
+        if let file {
+            do {
+                let json = try JSONParser.parse(file.contents)
+                if let pairs = json.objectValue {
+                    for (key, value) in pairs {
+                        let source = "config file \(file.path)"
+                        guard known.contains(key) else {
+                            report.errors.append("\(source): unknown key \(key)\(hint(key))")
+                            continue
+                        }
+                        switch value {
+                        case .string(let s): apply(key, s, source: source)
+                        case .bool(let b): apply(key, b ? "true" : "false", source: source)
+                        case .number:
+                            if let int = value.intValue { apply(key, String(int), source: source) } else {
+                                report.errors.append("\(source): \(key) must be a whole number")
+                            }
+                        default: report.errors.append("\(source): \(key) must be a string, a number or true/false")
+                        }
+                    }
+                } else {
+                    report.errors.append("config file \(file.path) must hold a JSON object")
+                }
+            } catch {
+                report.errors.append("config file \(file.path): \(error.description)")
+            }
+        }
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("CHECKMARK_") {
+            let key = String(name.dropFirst("CHECKMARK_".count)).lowercased()
+            guard known.contains(key) else {
+                if !otherVariables.contains(name) {
+                    report.warnings.append("environment \(name) is not a setting and is ignored\(hint(key, prefix: "CHECKMARK_", upper: true))")
+                }
+                continue
+            }
+            apply(key, value, source: "environment \(name)")
+        }
+        for (key, value) in flags.sorted(by: { $0.key < $1.key }) {
+            guard known.contains(key) else {
+                report.errors.append("flag --set \(key): unknown setting \(key)\(hint(key))")
+                continue
+            }
+            apply(key, value, source: "flag --\(key.replacingUnderscores())")
+        }
+        for problem in report.configuration.problems() {
+            let message = problem.message.hasPrefix(problem.key) ? problem.message : "\(problem.key): \(problem.message)"
+            report.errors.append("\(report.source(of: problem.key)): \(message)")
+        }
+        return report
+    }
+
+    /// `; did you mean X?` for the known key nearest to `key` (edit distance at most 2, or one a
+    /// prefix of the other), or "".
+    static func hint(_ key: String, prefix: String = "", upper: Bool = false) -> String {
+        guard let near = nearest(key) else { return "" }
+        return "; did you mean \(prefix)\(upper ? near.uppercased() : near)?"
+    }
+
+    /// The known key nearest to `key`, if one is near enough.
+    public static func nearest(_ key: String) -> String? {
+        guard !key.isEmpty else { return nil }
+        var best: (key: String, distance: Int)?
+        for candidate in keys.map(\.key) {
+            var distance = editDistance(key, candidate)
+            if distance > 2, candidate.hasPrefix(key) || key.hasPrefix(candidate), min(key.count, candidate.count) >= 3 { distance = 2 }
+            if distance <= 2, distance < (best?.distance ?? .max) { best = (candidate, distance) }
+        }
+        return best?.key
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
     }
 
     /// - Parameters:
@@ -56,42 +182,17 @@ public enum ConfigurationLoader {
     ///   - environment: the process environment; only `CHECKMARK_*` names are read.
     ///   - flags: values given on the command line, by key.
     public static func load(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) throws(Invalid) -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        let known = Set(keys.map(\.key))
-        if let file {
-            let json: JSONValue
-            do { json = try JSONParser.parse(file.contents) } catch {
-                throw Invalid(description: "config file \(file.path): \(error.description)")
-            }
-            guard let pairs = json.objectValue else { throw Invalid(description: "config file \(file.path) must hold a JSON object") }
-            for (key, value) in pairs {
-                guard known.contains(key) else { throw Invalid(description: "config file \(file.path): unknown key \(key)") }
-                let text: String
-                switch value {
-                case .string(let s): text = s
-                case .bool(let b): text = b ? "true" : "false"
-                case .number: text = value.intValue.map(String.init) ?? ""
-                default: text = ""
-                }
-                try apply(key, text, source: "config file \(file.path)", to: &configuration)
-            }
-        }
-        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("CHECKMARK_") {
-            let key = String(name.dropFirst("CHECKMARK_".count)).lowercased()
-            guard known.contains(key) else { continue }  // other CHECKMARK_ variables belong to other commands
-            try apply(key, value, source: "environment \(name)", to: &configuration)
-        }
-        for (key, value) in flags.sorted(by: { $0.key < $1.key }) {
-            guard known.contains(key) else { throw Invalid(description: "unknown setting \(key)") }
-            try apply(key, value, source: "flag --\(key.replacingUnderscores())", to: &configuration)
-        }
-        return configuration
+        let report = check(file: file, environment: environment, flags: flags)
+        if let first = report.errors.first { throw Invalid(description: first) }
+        return report.configuration
     }
 
     private static func apply(_ key: String, _ value: String, source: String, to c: inout ServerConfiguration) throws(Invalid) {
         func int() throws(Invalid) -> Int {
-            guard let number = Int(value) else { throw Invalid(description: "\(source): \(key) must be a whole number, not '\(value)'") }
-            return number
+            switch (units[key] ?? .count).parse(value) {
+            case .success(let number): return number
+            case .failure(let refusal): throw Invalid(description: "\(source): \(key) \(refusal.reason)")
+            }
         }
         func bool() throws(Invalid) -> Bool {
             switch value.lowercased() {
@@ -112,6 +213,12 @@ public enum ConfigurationLoader {
                 throw Invalid(description: "\(source): log_level must be trace, debug, info, notice, warning, error or critical, not '\(value)'")
             }
             c.logLevel = level
+        case "log_format":
+            guard let format = LogFormat(rawValue: value.lowercased()) else {
+                throw Invalid(description: "\(source): log_format must be text or json, not '\(value)'")
+            }
+            c.logFormat = format
+        case "access_log": c.accessLog = try bool()
         case "metrics": c.metricsEnabled = try bool()
         case "demo":
             if value.lowercased() == DemoSetting.auto.rawValue { c.demo = .auto } else { c.demo = try bool() ? .on : .off }
@@ -150,6 +257,59 @@ public enum ConfigurationLoader {
         case "shutdown_timeout": c.shutdownTimeoutSeconds = try int()
         default: throw Invalid(description: "\(source): unknown setting \(key)")
         }
+    }
+}
+
+extension ConfigurationLoader {
+    /// `key`'s value in `c`, as a source would write it, with secrets masked: the api_secret as
+    /// `********` (or `(development secret)`), a postgres_url's password as `****`.
+    public static func displayValue(of key: String, in c: ServerConfiguration) -> String {
+        switch key {
+        case "host": c.host
+        case "port": "\(c.port)"
+        case "data_dir": c.dataDirectory
+        case "postgres_url": c.postgresURL.map(maskingPassword) ?? ""
+        case "api_key": c.apiKey
+        case "api_secret": c.usesDevelopmentSecret ? "(development secret)" : "********"
+        case "log_level": c.logLevel.rawValue
+        case "log_format": c.logFormat.rawValue
+        case "access_log": "\(c.accessLog)"
+        case "metrics": "\(c.metricsEnabled)"
+        case "max_connections": "\(c.gateway.maxConnections)"
+        case "max_connections_per_user": "\(c.gateway.maxConnectionsPerUser)"
+        case "max_watched_channels": "\(c.gateway.maxWatchedChannelsPerConnection)"
+        case "commands_per_second": "\(c.gateway.commandsPerSecond)"
+        case "command_burst": "\(c.gateway.commandBurst)"
+        case "max_outbound_buffer": "\(c.gateway.maxOutboundBufferBytes)"
+        case "slow_consumer_grace": "\(c.gateway.slowConsumerGraceMilliseconds)"
+        case "max_resume_events": "\(c.gateway.maxResumeEvents)"
+        case "max_message_size": "\(c.maxMessageBytes)"
+        case "max_request_body": "\(c.maxRequestBodyBytes)"
+        case "request_timeout": "\(c.requestTimeoutSeconds)"
+        case "max_pending_connections": "\(c.maxPendingConnections)"
+        case "rest_requests_per_second": "\(c.restRequestsPerSecond)"
+        case "rest_request_burst": "\(c.restRequestBurst)"
+        case "max_user_profile": "\(c.maxUserProfileBytes)"
+        case "json_max_depth": "\(c.gateway.json.maxDepth)"
+        case "json_max_keys": "\(c.gateway.json.maxKeysPerObject)"
+        case "json_max_string": "\(c.gateway.json.maxStringBytes)"
+        case "keepalive": "\(c.keepaliveSeconds)"
+        case "idle_timeout": "\(c.idleTimeoutSeconds)"
+        case "compression": "\(c.compression)"
+        case "journal_max_age": "\(c.retention.maxAgeSeconds ?? 0)"
+        case "journal_max_events_per_channel": "\(c.retention.maxEventsPerChannel ?? 0)"
+        case "record": c.recordPath ?? ""
+        case "shutdown_timeout": "\(c.shutdownTimeoutSeconds)"
+        default: ""
+        }
+    }
+
+    /// `postgres://user:****@host/db` for `postgres://user:secret@host/db`; other text as it is.
+    static func maskingPassword(_ url: String) -> String {
+        guard let scheme = url.firstRange(of: "://"), let at = url[scheme.upperBound...].lastIndex(of: "@") else { return url }
+        let userInfo = url[scheme.upperBound..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<url.index(after: colon)]) + "****" + String(url[at...])
     }
 }
 

@@ -36,7 +36,7 @@ public final class ReceiptsServer: Sendable {
         try configuration.validate()
         let store = try await openStore(configuration, logger: logger)
         let registry = PrometheusCollectorRegistry()
-        let metrics = ServiceMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let metrics = ServiceMetrics(factory: DescribedMetricsFactory(registry: registry, help: ServiceMetrics.help))
         let engineGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var compression = PerMessageDeflateConfiguration()
         compression.isEnabled = configuration.compression
@@ -62,15 +62,16 @@ public final class ReceiptsServer: Sendable {
             service: service, authenticator: GatewayAuthenticator(
                 apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                 maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection),
-            limits: configuration.gateway, metrics: metrics, logger: logger, refusals: refusals)
+            limits: configuration.gateway, metrics: metrics, logger: logger, refusals: refusals, accessLog: configuration.accessLog)
         let stoppingFlag = NIOLockedValueBox(false)
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                            jsonLimits: configuration.gateway.json,
                            rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst),
-                           refusals: refusals)
+                           refusals: refusals, metrics: metrics)
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
-            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals,
+            readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals, metrics: metrics,
+            logger: logger, accessLog: configuration.accessLog,
             demoPage: configuration.servesDemo ? DemoPage(
                 apiKey: configuration.apiKey,
                 developmentSecret: configuration.usesDevelopmentSecret ? configuration.apiSecret : nil) : nil)

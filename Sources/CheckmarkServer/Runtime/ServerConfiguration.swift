@@ -19,6 +19,10 @@ public struct ServerConfiguration: Sendable {
     public var apiKey = ServerConfiguration.developmentAPIKey
     public var apiSecret = ServerConfiguration.developmentAPISecret
     public var logLevel: Logger.Level = .info
+    /// `text` (swift-log's plain lines) or `json` (one object a line).
+    public var logFormat = LogFormat.text
+    /// One `info` line per REST request and per closed WebSocket connection.
+    public var accessLog = true
     public var metricsEnabled = true
     /// Whether `/demo` serves the demo page (by default only with the development credentials).
     public var demo = DemoSetting.auto
@@ -61,33 +65,43 @@ public struct ServerConfiguration: Sendable {
         public var description: String
     }
 
+    /// The first of ``problems()``, as a start-up error naming its key.
     public func validate() throws(Invalid) {
-        guard (0...65_535).contains(port) else { throw Invalid(description: "port \(port) is not between 0 and 65535") }
-        guard !host.isEmpty else { throw Invalid(description: "host must not be empty") }
-        guard !dataDirectory.isEmpty else { throw Invalid(description: "data directory must not be empty") }
+        if let first = problems().first { throw Invalid(description: "\(first.key): \(first.message)") }
+    }
+
+    /// Every value out of its range or inconsistent with another, by the key (as in
+    /// ``ConfigurationLoader/keys``) it belongs to.
+    public func problems() -> [(key: String, message: String)] {
+        var problems: [(key: String, message: String)] = []
+        if !(0...65_535).contains(port) { problems.append(("port", "port must be between 0 and 65535, not \(port)")) }
+        if host.isEmpty { problems.append(("host", "host must not be empty")) }
+        if dataDirectory.isEmpty { problems.append(("data_dir", "data_dir must not be empty")) }
         if let postgresURL {
-            do { _ = try PostgresLocation(url: postgresURL) } catch { throw Invalid(description: error.description) }
+            do { _ = try PostgresLocation(url: postgresURL) } catch { problems.append(("postgres_url", error.description)) }
         }
-        guard !apiKey.isEmpty else { throw Invalid(description: "api key must not be empty") }
-        guard apiSecret.utf8.count >= 16 else { throw Invalid(description: "api secret must be at least 16 bytes") }
+        if apiKey.isEmpty { problems.append(("api_key", "api_key must not be empty")) }
+        if apiSecret.utf8.count < 16 { problems.append(("api_secret", "api_secret must be at least 16 bytes")) }
         if usesDevelopmentSecret && !Self.isLoopback(host) {
-            throw Invalid(description: "the development api secret may only listen on a loopback address (127.0.0.1, ::1, localhost), not \(host); set --api-secret or CHECKMARK_API_SECRET")
+            problems.append(("host", "the development api secret may only listen on a loopback address (127.0.0.1, ::1, localhost), not \(host); set --api-secret or CHECKMARK_API_SECRET"))
         }
-        for (name, value) in [
-            ("max connections per user", gateway.maxConnectionsPerUser), ("max connections", gateway.maxConnections),
-            ("max watched channels", gateway.maxWatchedChannelsPerConnection), ("commands per second", gateway.commandsPerSecond),
-            ("command burst", gateway.commandBurst), ("max outbound buffer", gateway.maxOutboundBufferBytes),
-            ("slow consumer grace", gateway.slowConsumerGraceMilliseconds), ("max resume events", gateway.maxResumeEvents),
-            ("max message size", maxMessageBytes), ("max request body", maxRequestBodyBytes),
+        for (key, value) in [
+            ("max_connections_per_user", gateway.maxConnectionsPerUser), ("max_connections", gateway.maxConnections),
+            ("max_watched_channels", gateway.maxWatchedChannelsPerConnection), ("commands_per_second", gateway.commandsPerSecond),
+            ("command_burst", gateway.commandBurst), ("max_outbound_buffer", gateway.maxOutboundBufferBytes),
+            ("slow_consumer_grace", gateway.slowConsumerGraceMilliseconds), ("max_resume_events", gateway.maxResumeEvents),
+            ("max_message_size", maxMessageBytes), ("max_request_body", maxRequestBodyBytes),
             ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
             ("json_max_string", gateway.json.maxStringBytes), ("max_user_profile", maxUserProfileBytes),
             ("request_timeout", requestTimeoutSeconds), ("max_pending_connections", maxPendingConnections),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
-            ("shutdown timeout", shutdownTimeoutSeconds),
+            ("shutdown_timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
-            throw Invalid(description: "\(name) must be positive, not \(value)")
+            problems.append((key, "\(key) must be positive, not \(value)"))
         }
-        guard keepaliveSeconds >= 0, idleTimeoutSeconds >= 0 else { throw Invalid(description: "timeouts must not be negative") }
+        if keepaliveSeconds < 0 { problems.append(("keepalive", "keepalive must not be negative, not \(keepaliveSeconds)")) }
+        if idleTimeoutSeconds < 0 { problems.append(("idle_timeout", "idle_timeout must not be negative, not \(idleTimeoutSeconds)")) }
+        return problems
     }
 
     static func isLoopback(_ host: String) -> Bool {

@@ -2,7 +2,9 @@ import CheckmarkCore
 import CoreMetrics
 
 /// The server's metrics (exposed at `/metrics`). Built on one swift-metrics factory, so that each
-/// server instance (and each test) has its own registry.
+/// server instance (and each test) has its own registry; ``help`` describes every family, for
+/// ``DescribedMetricsFactory``. Label values come from bounded sets only (event and confirmation
+/// types, route names, close codes, auth failure reasons), never from client input.
 public final class ServiceMetrics: Sendable {
     /// Open WebSocket connections of the gateway.
     public let connections: Meter
@@ -18,19 +20,60 @@ public final class ServiceMetrics: Sendable {
     public let resumeFailed: Counter
     public let commitBatchSize: Recorder
     public let commitLatency: Timer
+    /// Messages accepted (WebSocket or REST), counted apart from confirmations.
+    public let messagesSent: Counter
     private let eventsByType: [String: Counter]
-    private let confirmationsByType: [String: Counter]
+    private let confirmationsByType: [ConfirmationType: Counter]
     private let rejections: Counter
+    private let closesByCode: [String: Counter]
+    private let authFailuresByReason: [AuthFailureReason: Counter]
+    private let factory: any MetricsFactory
+
+    /// Help text of every family this type (and ``BuildInfo``) registers.
+    public static let help: [String: String] = [
+        "checkmark_build_info": "The version and commit of this binary, as labels; always 1.",
+        "checkmark_connections": "Open WebSocket connections of the gateway.",
+        "checkmark_frames_in_total": "WebSocket messages received from clients.",
+        "checkmark_frames_out_total": "WebSocket messages sent to clients.",
+        "checkmark_slow_consumer_disconnects_total": "Connections closed with 4009 because they did not read what they were sent.",
+        "checkmark_receipts_suppressed_by_privacy_total": "Read or delivery events kept from other users by their privacy settings.",
+        "checkmark_channel_resumes_total": "Channel resumes that replayed the missed events.",
+        "checkmark_events_replayed_total": "Events replayed by channel resumes.",
+        "checkmark_channel_resumes_failed_total": "Channel resumes the journal could not serve (channel.resume_failed).",
+        "checkmark_commit_batch_size": "Journal entries written per storage commit.",
+        "checkmark_commit_duration_seconds": "Time one storage commit took.",
+        "checkmark_commands_rejected_total": "Commands the receipts engine refused (invalid, not allowed, not found).",
+        "checkmark_events_fanned_out_total": "Events delivered to connections, by event type (one per recipient).",
+        "checkmark_messages_sent_total": "Messages accepted, over WebSocket or REST.",
+        "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
+        "checkmark_http_requests_total": "HTTP requests answered, by route name and status (WebSocket upgrades as route connect).",
+        "checkmark_http_request_duration_seconds": "Time from a complete request to its answer, by route name.",
+        "checkmark_websocket_closes_total": "WebSocket connections of the gateway that ended, by close code (1006: no close frame).",
+        "checkmark_auth_failures_total": "Requests and connections refused for their credentials, by reason.",
+    ]
 
     /// Event types counted by `checkmark_events_fanned_out_total`.
     static let eventTypes = [
         "message.new", "notification.message_new", "message.read", "message.delivered", "notification.mark_read",
         "notification.mark_unread", "health.check",
     ]
-    /// Confirmation kinds counted by `checkmark_confirmations_total`.
-    static let confirmationTypes = ["message", "read", "read_many", "thread_read", "unread", "delivered", "other"]
+
+    /// The kinds counted by `checkmark_confirmations_total{type}`.
+    enum ConfirmationType: String, CaseIterable {
+        case read, readMany = "read_many", threadRead = "thread_read", unread, delivered
+    }
+
+    /// Close codes with their own `checkmark_websocket_closes_total{code}` series; any other is `other`.
+    static let closeCodes: [Int] = [1000, 1001, 1002, 1003, 1006, 1007, 1008, 1009, 1011, 4001, 4002, 4003, 4004, 4008, 4009]
+
+    /// The label values of `checkmark_http_requests_total{route}`: every route's name, plus
+    /// ``unmatchedRoute`` for a path no route serves and ``refusedRoute`` for a request the
+    /// listener refused before routing (too large, too slow, malformed).
+    static let unmatchedRoute = "unmatched"
+    static let refusedRoute = "refused"
 
     public init(factory: any MetricsFactory) {
+        self.factory = factory
         connections = Meter(label: "checkmark_connections", factory: factory)
         framesIn = Counter(label: "checkmark_frames_in_total", factory: factory)
         framesOut = Counter(label: "checkmark_frames_out_total", factory: factory)
@@ -42,16 +85,29 @@ public final class ServiceMetrics: Sendable {
         commitBatchSize = Recorder(label: "checkmark_commit_batch_size", factory: factory)
         commitLatency = Timer(label: "checkmark_commit_duration_seconds", factory: factory)
         rejections = Counter(label: "checkmark_commands_rejected_total", factory: factory)
+        messagesSent = Counter(label: "checkmark_messages_sent_total", factory: factory)
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)
         }
         eventsByType = events
-        var confirmations: [String: Counter] = [:]
-        for type in Self.confirmationTypes {
-            confirmations[type] = Counter(label: "checkmark_confirmations_total", dimensions: [("type", type)], factory: factory)
+        var confirmations: [ConfirmationType: Counter] = [:]
+        for type in ConfirmationType.allCases {
+            confirmations[type] = Counter(label: "checkmark_confirmations_total", dimensions: [("type", type.rawValue)], factory: factory)
         }
         confirmationsByType = confirmations
+        var closes: [String: Counter] = [:]
+        for code in Self.closeCodes.map(String.init) + ["other"] {
+            closes[code] = Counter(label: "checkmark_websocket_closes_total", dimensions: [("code", code)], factory: factory)
+        }
+        closesByCode = closes
+        var auth: [AuthFailureReason: Counter] = [:]
+        for reason in AuthFailureReason.allCases {
+            auth[reason] = Counter(label: "checkmark_auth_failures_total", dimensions: [("reason", reason.rawValue)], factory: factory)
+        }
+        authFailuresByReason = auth
+        Gauge(label: "checkmark_build_info", dimensions: [("version", BuildInfo.version), ("commit", BuildInfo.commit)], factory: factory)
+            .record(1)
     }
 
     func fannedOut(type: String, recipients: Int) {
@@ -63,15 +119,22 @@ public final class ServiceMetrics: Sendable {
         replayedEvents.increment(by: Int64(count))
     }
 
+    /// Counts an accepted command that changed state: messages in `checkmark_messages_sent_total`,
+    /// confirmations in `checkmark_confirmations_total{type}`, anything else not at all.
     func accepted(_ command: ReceiptsCommand) {
-        let type = switch command {
-        case .sendMessage: "message"
-        case .markRead: "read"
-        case .markReadMany: "read_many"
-        case .markThreadRead: "thread_read"
-        case .markUnread: "unread"
-        case .markDelivered: "delivered"
-        default: "other"
+        let type: ConfirmationType
+        switch command {
+        case .sendMessage:
+            messagesSent.increment()
+            return
+        case .markRead: type = .read
+        case .markReadMany: type = .readMany
+        case .markThreadRead: type = .threadRead
+        case .markUnread: type = .unread
+        case .markDelivered: type = .delivered
+        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers,
+             .connect, .disconnect, .watch, .stopWatching:
+            return
         }
         confirmationsByType[type]?.increment()
     }
@@ -83,5 +146,30 @@ public final class ServiceMetrics: Sendable {
     func committed(batchSize: Int, seconds: Double) {
         commitBatchSize.record(batchSize)
         commitLatency.recordNanoseconds(Int64(seconds * 1e9))
+    }
+
+    /// One HTTP request answered: `route` is a route's name (``APIRoute``), ``unmatchedRoute`` or
+    /// ``refusedRoute``, never the raw path.
+    func answered(route: String, status: Int, nanoseconds: Int64) {
+        Counter(label: "checkmark_http_requests_total", dimensions: [("route", route), ("status", "\(status)")], factory: factory)
+            .increment()
+        Timer(label: "checkmark_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+            .recordNanoseconds(nanoseconds)
+    }
+
+    /// One request the listener refused before routing it (too large, too slow, malformed, too many waiting).
+    func refusedByListener(status: Int) {
+        Counter(label: "checkmark_http_requests_total", dimensions: [("route", Self.refusedRoute), ("status", "\(status)")], factory: factory)
+            .increment()
+    }
+
+    /// One gateway connection ended; nil when it ended without a close frame (counted as 1006).
+    func closed(code: Int?) {
+        let code = code ?? 1006
+        (closesByCode[Self.closeCodes.contains(code) ? "\(code)" : "other"])?.increment()
+    }
+
+    func authenticationFailed(_ reason: AuthFailureReason) {
+        authFailuresByReason[reason]?.increment()
     }
 }
