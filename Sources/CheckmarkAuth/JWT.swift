@@ -15,15 +15,16 @@ public enum JWT {
         return signingInput + "." + base64URL(hmacSHA256(key: Array(secret.utf8), message: Array(signingInput.utf8)))
     }
 
-    /// How far in the future `nbf` and `iat` may lie (clocks of the token's signer and of this server
-    /// differ a little); further, the token is refused.
-    public static let clockSkewSeconds = 60.0
+    /// How far in the future `nbf` and `iat` may lie by default (clocks of the token's signer and of
+    /// this server differ a little); further, the token is refused (setting `token_clock_skew`).
+    public static let defaultClockSkewSeconds = 60.0
 
     /// Verifies the signature (its text must be the canonical base64url of the expected one: no
     /// padding, no altered trailing bits), `exp`, `nbf` and `iat` (seconds since 1970, compared with
-    /// `now`), and returns the claims.
+    /// `now`; `nbf` and `iat` may lie up to `clockSkewSeconds` ahead of it), and returns the claims.
     /// - Throws: ``JWTError``.
-    public static func verify(_ token: String, secret: String, now: Timestamp) throws(JWTError) -> JSONValue {
+    public static func verify(_ token: String, secret: String, now: Timestamp,
+                              clockSkewSeconds: Double = defaultClockSkewSeconds) throws(JWTError) -> JSONValue {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = decodeBase64URL(parts[0]), let claimBytes = decodeBase64URL(parts[1]),
               let signature = decodeBase64URL(parts[2]),

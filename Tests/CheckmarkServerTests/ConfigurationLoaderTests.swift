@@ -34,6 +34,24 @@ struct ConfigurationLoaderTests {
         }
     }
 
+    /// Issue 18: the listener's pipelining cap and accept pause, the tokens' clock skew and the
+    /// refusal log's rate were fixed values; they are settings like every other limit.
+    @Test func theListenerTokenAndLogLimitsAreSettingsWithUnits() throws {
+        let defaults = ServerConfiguration()
+        #expect(defaults.maxPipelinedBytes == 2 << 20 && defaults.acceptBackoffMilliseconds == 1_000)
+        #expect(defaults.tokenClockSkewSeconds == 60 && defaults.refusalLogLinesPerSecond == 20)
+        let configuration = try ConfigurationLoader.load(
+            file: (path: "c.json", contents: #"{"max_pipelined_bytes": "1MiB", "accept_backoff": "250ms"}"#),
+            environment: ["CHECKMARK_TOKEN_CLOCK_SKEW": "2m"], flags: ["refusal_log_lines_per_second": "5"])
+        #expect(configuration.maxPipelinedBytes == 1 << 20)
+        #expect(configuration.acceptBackoffMilliseconds == 250)
+        #expect(configuration.tokenClockSkewSeconds == 120)
+        #expect(configuration.refusalLogLinesPerSecond == 5)
+        #expect(throws: (any Error).self) {
+            _ = try ConfigurationLoader.load(file: nil, environment: [:], flags: ["refusal_log_lines_per_second": "0"])
+        }
+    }
+
     @Test func nonPositiveLimitsFailValidation() throws {
         var configuration = ServerConfiguration()
         configuration.maxRequestBodyBytes = 0

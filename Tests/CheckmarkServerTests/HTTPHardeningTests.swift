@@ -1,3 +1,4 @@
+import CheckmarkAuth
 import CheckmarkClient
 import CheckmarkCore
 @testable import CheckmarkServer
@@ -283,6 +284,30 @@ extension EndToEnd {
             #expect(rest.first?.metadata["caller"].map { "\($0)".contains("bob") } == true)
             #expect(command.first?.metadata["user_id"] == "bob" && command.first?.metadata["connection_id"] != "-")
             #expect(command.first?.metadata["status"] == "403")
+        }
+
+        /// `token_clock_skew`: a token whose `nbf` lies 2 minutes ahead is refused within the default
+        /// minute and accepted within 5 minutes; `refusal_log_lines_per_second` bounds the lines.
+        @Test func tokenClockSkewAndRefusalLogRateAreTheConfiguredOnes() async throws {
+            let ahead = Double(WallClock.now().rawValue / 1_000_000 + 120)
+            let token = JWT.sign(claims: .object([("user_id", .string("ann")), ("nbf", .number(ahead))]), secret: TestServer.apiSecret)
+            let headers = ["Authorization": token, "stream-auth-type": "jwt"]
+            let strict = try await TestServer.start()
+            #expect(try strict.http("GET", "/unread?api_key=\(TestServer.apiKey)", headers: headers).status == 401)
+            await strict.stop()
+
+            let captured = CapturedLog()
+            var logger = Logger(label: "checkmark-test-skew") { _ in CapturingLogHandler(log: captured) }
+            logger.logLevel = .notice
+            let lenient = try await TestServer.start(logger: logger) {
+                $0.tokenClockSkewSeconds = 300
+                $0.refusalLogLinesPerSecond = 3
+            }
+            defer { Task { await lenient.stop() } }
+            try await lenient.setUp(users: ["ann"], members: ["ann"])
+            #expect(try lenient.http("GET", "/unread?api_key=\(TestServer.apiKey)", headers: headers).status == 200)
+            for _ in 0..<10 { #expect(try lenient.http("GET", "/unread?api_key=wrong", headers: headers).status == 401) }
+            #expect(captured.refusals.count == 3, "\(captured.refusals.count) refusal lines for 10 refusals within a second")
         }
 
         // MARK: Helpers

@@ -21,6 +21,8 @@ struct RESTAPI: Sendable {
     var refusals: RefusalLog?
     /// Where refused credentials are counted.
     var metrics: ServiceMetrics?
+    /// How far ahead of the server's clock a token's `nbf` and `iat` may lie (`token_clock_skew`).
+    var tokenClockSkewSeconds = JWT.defaultClockSkewSeconds
 
     /// One parsed request: who calls, the route's path parameters, the query and the JSON body.
     struct Call: Sendable {
@@ -115,7 +117,8 @@ struct RESTAPI: Sendable {
         }
         switch RESTCaller.check(
             apiKey: request.query["api_key"], token: request.headers.values("Authorization").first,
-            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now()) {
+            tokenSource: "the Authorization header", apiKey: apiKey, apiSecret: apiSecret, now: WallClock.now(),
+            clockSkewSeconds: tokenClockSkewSeconds) {
         case .success(let caller): return caller
         case .failure(let failure):
             metrics?.authenticationFailed(failure.reason)

@@ -10,8 +10,9 @@ enum RESTCaller: Sendable, Equatable {
     /// Who calls, from the `api_key` and the token a request carries (`tokenSource` names where the
     /// token goes, for the error). 401 `unauthenticated` for a missing or wrong key or token.
     static func authenticate(apiKey given: String?, token: String?, tokenSource: String, apiKey: String, apiSecret: String,
-                             now: Timestamp) throws(WireError) -> RESTCaller {
-        switch check(apiKey: given, token: token, tokenSource: tokenSource, apiKey: apiKey, apiSecret: apiSecret, now: now) {
+                             now: Timestamp, clockSkewSeconds: Double = JWT.defaultClockSkewSeconds) throws(WireError) -> RESTCaller {
+        switch check(apiKey: given, token: token, tokenSource: tokenSource, apiKey: apiKey, apiSecret: apiSecret, now: now,
+                     clockSkewSeconds: clockSkewSeconds) {
         case .success(let caller): return caller
         case .failure(let failure): throw failure.error
         }
@@ -25,12 +26,12 @@ enum RESTCaller: Sendable, Equatable {
 
     /// ``authenticate(apiKey:token:tokenSource:apiKey:apiSecret:now:)`` with the reason of a refusal.
     static func check(apiKey given: String?, token: String?, tokenSource: String, apiKey: String, apiSecret: String,
-                      now: Timestamp) -> Result<RESTCaller, Failure> {
+                      now: Timestamp, clockSkewSeconds: Double = JWT.defaultClockSkewSeconds) -> Result<RESTCaller, Failure> {
         guard let given, !given.isEmpty else { return .failure(Failure(error: .unauthenticated("the api_key query parameter is required"), reason: .apiKey)) }
         guard given == apiKey else { return .failure(Failure(error: .unauthenticated("api_key \(given) is not valid"), reason: .apiKey)) }
         guard let token, !token.isEmpty else { return .failure(Failure(error: .unauthenticated("\(tokenSource) (a JWT) is required"), reason: .tokenMissing)) }
         let claims: JSONValue
-        do { claims = try JWT.verify(token, secret: apiSecret, now: now) } catch {
+        do { claims = try JWT.verify(token, secret: apiSecret, now: now, clockSkewSeconds: clockSkewSeconds) } catch {
             return .failure(Failure(error: WireError(error), reason: AuthFailureReason(error)))
         }
         if claims["server"]?.boolValue == true { return .success(.server) }

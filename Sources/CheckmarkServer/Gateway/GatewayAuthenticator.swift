@@ -11,11 +11,15 @@ public struct GatewayAuthenticator: Sendable {
 
     /// The most channels one `/connect` may resume: the per-connection watch limit.
     public var maxResumeChannels: Int
+    /// How far ahead of the server's clock a token's `nbf` and `iat` may lie (`token_clock_skew`).
+    public var tokenClockSkewSeconds: Double
 
-    public init(apiKey: String, apiSecret: String, maxResumeChannels: Int = GatewayLimits().maxWatchedChannelsPerConnection) {
+    public init(apiKey: String, apiSecret: String, maxResumeChannels: Int = GatewayLimits().maxWatchedChannelsPerConnection,
+                tokenClockSkewSeconds: Double = JWT.defaultClockSkewSeconds) {
         self.apiKey = apiKey
         self.apiSecret = apiSecret
         self.maxResumeChannels = maxResumeChannels
+        self.tokenClockSkewSeconds = tokenClockSkewSeconds
     }
 
     /// Who connects, and the profile fields sent with the connection.
@@ -53,7 +57,7 @@ public struct GatewayAuthenticator: Sendable {
         }
         let claims: JSONValue
         do {
-            claims = try JWT.verify(token, secret: apiSecret, now: now)
+            claims = try JWT.verify(token, secret: apiSecret, now: now, clockSkewSeconds: tokenClockSkewSeconds)
         } catch {
             let code = error == .expired ? GatewayCloseCode.tokenExpired : GatewayCloseCode.authenticationFailed
             return .failure(Refusal(error: WireError(error), closeCode: code, reason: AuthFailureReason(error)))

@@ -18,7 +18,7 @@ final class AcceptPauseHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let paused: (IOError) -> Void
     private var resumption: Scheduled<Void>?
 
-    init(pause: TimeAmount = HTTPLimits.acceptBackoff, paused: @escaping (IOError) -> Void) {
+    init(pause: TimeAmount, paused: @escaping (IOError) -> Void) {
         self.pause = pause
         self.paused = paused
     }

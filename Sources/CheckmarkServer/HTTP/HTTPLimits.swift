@@ -28,11 +28,11 @@ public struct HTTPLimits: Sendable, Hashable {
 
     /// Pipelined request parts held while an earlier request is answered, in bytes; past it the
     /// connection is closed (a client may pipeline, not flood).
-    public static let maxPipelinedBytes = 2 << 20
+    public var maxPipelinedBytes: Int
 
     /// How long the listener stops accepting after accept failed for want of descriptors or memory
     /// (EMFILE, ENFILE, ENOBUFS, ENOMEM); the connections wait in the backlog meanwhile.
-    public static let acceptBackoff = TimeAmount.seconds(1)
+    public var acceptBackoff: TimeAmount
 
     /// Whether an accept error is the process or the system running out of descriptors or memory
     /// (worth pausing for), rather than one connection's failure (ECONNABORTED: accept the next).
@@ -41,10 +41,12 @@ public struct HTTPLimits: Sendable, Hashable {
     }
 
     public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10),
-                maxPendingConnections: Int = 4_096) {
+                maxPendingConnections: Int = 4_096, maxPipelinedBytes: Int = 2 << 20, acceptBackoff: TimeAmount = .seconds(1)) {
         self.maxHeadSize = maxHeadSize
         self.maxBodySize = maxBodySize
         self.headTimeout = headTimeout
         self.maxPendingConnections = maxPendingConnections
+        self.maxPipelinedBytes = maxPipelinedBytes
+        self.acceptBackoff = acceptBackoff
     }
 }

@@ -27,14 +27,14 @@ public final class HTTPListener: Sendable {
         let pending = PendingConnections(limit: httpLimits.maxPendingConnections)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: backlog)
-            // Out of descriptors (EMFILE, ENFILE) or memory, accepting pauses for a second instead of
+            // Out of descriptors (EMFILE, ENFILE) or memory, accepting pauses (accept_backoff) instead of
             // failing in a tight loop (see AcceptPauseHandler for why not NIO's AcceptBackoffHandler);
             // each pause is reported once.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler { error in
+                    try channel.pipeline.syncOperations.addHandler(AcceptPauseHandler(pause: httpLimits.acceptBackoff) { error in
                         routes.refused(
-                            status: 503, message: "accepting paused for \(HTTPLimits.acceptBackoff.nanoseconds / 1_000_000) ms: \(error)",
+                            status: 503, message: "accepting paused for \(httpLimits.acceptBackoff.nanoseconds / 1_000_000) ms (accept_backoff): \(error)",
                             peer: "-")
                     })
                 }

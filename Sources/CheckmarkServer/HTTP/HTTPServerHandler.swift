@@ -96,8 +96,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func hold(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         queued.append(.part(part))
         queuedBytes += Self.weight(part)
-        if queuedBytes > HTTPLimits.maxPipelinedBytes {
-            routes.refused(status: 400, message: "more than \(HTTPLimits.maxPipelinedBytes) bytes pipelined", peer: peer(context))
+        if queuedBytes > limits.maxPipelinedBytes {
+            routes.refused(status: 400, message: "more than \(limits.maxPipelinedBytes) bytes pipelined (max_pipelined_bytes)", peer: peer(context))
             context.close(promise: nil)
             return
         }

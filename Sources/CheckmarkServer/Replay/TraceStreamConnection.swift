@@ -26,7 +26,8 @@ final class TraceStreamConnection: WebSocketApplication {
         do {
             try RESTCaller.authenticate(
                 apiKey: query["api_key"], token: query["authorization"], tokenSource: "the authorization parameter",
-                apiKey: authenticator.apiKey, apiSecret: authenticator.apiSecret, now: now
+                apiKey: authenticator.apiKey, apiSecret: authenticator.apiSecret, now: now,
+                clockSkewSeconds: authenticator.tokenClockSkewSeconds
             ).requireServer("the live trace")
             return nil
         } catch {

@@ -34,6 +34,10 @@ public enum ConfigurationLoader {
         ("max_request_body", "largest REST request body in bytes, 413 past it (default 1048576)"),
         ("request_timeout", "seconds a whole HTTP request may take to arrive, and a keep-alive connection may idle, 408 past it (default 10)"),
         ("max_pending_connections", "HTTP connections that are not WebSocket yet, at once, 503 past it (default 4096)"),
+        ("max_pipelined_bytes", "bytes of pipelined requests held while an earlier one is answered; past it the connection closes (default 2097152)"),
+        ("accept_backoff", "milliseconds the listener stops accepting when out of descriptors or memory (default 1000)"),
+        ("token_clock_skew", "seconds a token's nbf and iat may lie ahead of the server's clock, 4001 / 401 further (default 60)"),
+        ("refusal_log_lines_per_second", "refusal lines logged per second at most, the rest counted as suppressed (default 20)"),
         ("rest_requests_per_second", "REST requests per second one user token may make; server tokens are not limited (default 100)"),
         ("rest_request_burst", "REST requests one user token may make at once above the rate, 429 past it (default 200)"),
         ("max_user_profile", "largest user profile (name, image, custom fields) in bytes, 400 past it; equal on every node (default 5120)"),
@@ -55,6 +59,7 @@ public enum ConfigurationLoader {
         "commands_per_second": .count, "command_burst": .count, "max_outbound_buffer": .bytes,
         "slow_consumer_grace": .milliseconds, "max_resume_events": .count, "max_message_size": .bytes,
         "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
+        "max_pipelined_bytes": .bytes, "accept_backoff": .milliseconds, "token_clock_skew": .seconds, "refusal_log_lines_per_second": .count,
         "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes,
         "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
         "idle_timeout": .seconds, "journal_max_age": .seconds, "journal_max_events_per_channel": .count,
@@ -240,6 +245,10 @@ public enum ConfigurationLoader {
         case "max_user_profile": c.maxUserProfileBytes = try int()
         case "request_timeout": c.requestTimeoutSeconds = try int()
         case "max_pending_connections": c.maxPendingConnections = try int()
+        case "max_pipelined_bytes": c.maxPipelinedBytes = try int()
+        case "accept_backoff": c.acceptBackoffMilliseconds = try int()
+        case "token_clock_skew": c.tokenClockSkewSeconds = try int()
+        case "refusal_log_lines_per_second": c.refusalLogLinesPerSecond = try int()
         case "rest_requests_per_second": c.restRequestsPerSecond = try int()
         case "rest_request_burst": c.restRequestBurst = try int()
         case "json_max_depth": c.gateway.json.maxDepth = try int()
@@ -287,6 +296,10 @@ extension ConfigurationLoader {
         case "max_request_body": "\(c.maxRequestBodyBytes)"
         case "request_timeout": "\(c.requestTimeoutSeconds)"
         case "max_pending_connections": "\(c.maxPendingConnections)"
+        case "max_pipelined_bytes": "\(c.maxPipelinedBytes)"
+        case "accept_backoff": "\(c.acceptBackoffMilliseconds)"
+        case "token_clock_skew": "\(c.tokenClockSkewSeconds)"
+        case "refusal_log_lines_per_second": "\(c.refusalLogLinesPerSecond)"
         case "rest_requests_per_second": "\(c.restRequestsPerSecond)"
         case "rest_request_burst": "\(c.restRequestBurst)"
         case "max_user_profile": "\(c.maxUserProfileBytes)"

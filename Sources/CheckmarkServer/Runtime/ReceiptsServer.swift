@@ -57,17 +57,18 @@ public final class ReceiptsServer: Sendable {
             try? await engineGroup.shutdownGracefully()
             throw error
         }
-        let refusals = RefusalLog(logger: logger)
+        let refusals = RefusalLog(logger: logger, maxLinesPerSecond: configuration.refusalLogLinesPerSecond)
         let gateway = Gateway(
             service: service, authenticator: GatewayAuthenticator(
                 apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
-                maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection),
+                maxResumeChannels: configuration.gateway.maxWatchedChannelsPerConnection,
+                tokenClockSkewSeconds: Double(configuration.tokenClockSkewSeconds)),
             limits: configuration.gateway, metrics: metrics, logger: logger, refusals: refusals, accessLog: configuration.accessLog)
         let stoppingFlag = NIOLockedValueBox(false)
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                            jsonLimits: configuration.gateway.json,
                            rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst),
-                           refusals: refusals, metrics: metrics)
+                           refusals: refusals, metrics: metrics, tokenClockSkewSeconds: Double(configuration.tokenClockSkewSeconds))
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,
             readiness: { service.isReady && !stoppingFlag.withLockedValue { $0 } }, refusals: refusals, metrics: metrics,
@@ -83,7 +84,8 @@ public final class ReceiptsServer: Sendable {
                 handshake: ServerHandshake(compression: compression),
                 httpLimits: HTTPLimits(
                     maxBodySize: configuration.maxRequestBodyBytes, headTimeout: .seconds(Int64(configuration.requestTimeoutSeconds)),
-                    maxPendingConnections: configuration.maxPendingConnections),
+                    maxPendingConnections: configuration.maxPendingConnections, maxPipelinedBytes: configuration.maxPipelinedBytes,
+                    acceptBackoff: .milliseconds(Int64(configuration.acceptBackoffMilliseconds))),
                 webSocket: configuration.webSocketSettings)
         } catch {
             await service.close()

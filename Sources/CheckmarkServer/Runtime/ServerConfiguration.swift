@@ -1,3 +1,4 @@
+import CheckmarkAuth
 import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
@@ -37,6 +38,14 @@ public struct ServerConfiguration: Sendable {
     public var requestTimeoutSeconds = 10
     /// HTTP connections that are not WebSocket yet, at once; 503 past it.
     public var maxPendingConnections = HTTPLimits().maxPendingConnections
+    /// Bytes of pipelined requests held while an earlier one is answered; past it the connection closes.
+    public var maxPipelinedBytes = HTTPLimits().maxPipelinedBytes
+    /// Milliseconds the listener stops accepting after accept failed for want of descriptors or memory.
+    public var acceptBackoffMilliseconds = Int(HTTPLimits().acceptBackoff.nanoseconds / 1_000_000)
+    /// Seconds a token's `nbf` and `iat` may lie ahead of the server's clock (4001 / 401 further).
+    public var tokenClockSkewSeconds = Int(JWT.defaultClockSkewSeconds)
+    /// Refusal lines logged per second at most; the others are counted in the next line's `suppressed`.
+    public var refusalLogLinesPerSecond = 20
     /// REST requests per second one user token may make on average, and at once (429 past them).
     public var restRequestsPerSecond = 100
     public var restRequestBurst = 200
@@ -94,11 +103,14 @@ public struct ServerConfiguration: Sendable {
             ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
             ("json_max_string", gateway.json.maxStringBytes), ("max_user_profile", maxUserProfileBytes),
             ("request_timeout", requestTimeoutSeconds), ("max_pending_connections", maxPendingConnections),
+            ("max_pipelined_bytes", maxPipelinedBytes), ("accept_backoff", acceptBackoffMilliseconds),
+            ("refusal_log_lines_per_second", refusalLogLinesPerSecond),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
             ("shutdown_timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             problems.append((key, "\(key) must be positive, not \(value)"))
         }
+        if tokenClockSkewSeconds < 0 { problems.append(("token_clock_skew", "token_clock_skew must not be negative, not \(tokenClockSkewSeconds)")) }
         if keepaliveSeconds < 0 { problems.append(("keepalive", "keepalive must not be negative, not \(keepaliveSeconds)")) }
         if idleTimeoutSeconds < 0 { problems.append(("idle_timeout", "idle_timeout must not be negative, not \(idleTimeoutSeconds)")) }
         return problems
