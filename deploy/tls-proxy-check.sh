@@ -2,10 +2,12 @@
 # Starts Checkmark and nginx on loopback, nginx terminating TLS with a fresh self-signed certificate
 # and proxying WebSocket upgrades with the settings of deploy/nginx/checkmark.conf, then proves that
 # a wss:// client (python websockets) gets its events through: two users connect over wss://, one
-# sends a message and the other marks it read; each must receive the right events. Everything
-# stops by itself.
+# sends a message and the other marks it read; each must receive the right events. /metrics and
+# /admin/trace must be refused (404) through the TLS port while /healthz passes. Everything stops
+# by itself.
 #
 #   deploy/tls-proxy-check.sh            (needs nginx, openssl and python websockets; .ci/run installs them)
+#   BACKEND_PORT=19411 TLS_PORT=19443 CHECKMARK_BINARY=path/to/checkmark deploy/tls-proxy-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${CHECKMARK_BINARY:-.build/release/checkmark}
@@ -67,6 +69,28 @@ if [ "$ready" != yes ]; then
     cat "$work/nginx/logs/error.log" "$work/checkmark.log" >&2 2>/dev/null || true
     exit 1
 fi
+
+# The operators' endpoints are served by the node but refused through the public TLS server, also
+# as a WebSocket upgrade and with the path spelled differently; /healthz passes.
+status() { curl -s -o /dev/null -w '%{http_code}' --path-as-is "$@"; }
+expect_status() {
+    local want=$1; shift
+    local got
+    got=$(status "$@")
+    if [ "$got" != "$want" ]; then
+        echo "tls-proxy: $* answered $got, expected $want" >&2
+        exit 1
+    fi
+}
+expect_status 200 "http://127.0.0.1:$backend_port/metrics"
+expect_status 200 --cacert "$work/cert.pem" "https://localhost:$tls_port/healthz"
+for path in /metrics '/metrics?x=1' //metrics /%6Detrics /admin/trace /admin//trace /./admin/trace; do
+    expect_status 404 --cacert "$work/cert.pem" "https://localhost:$tls_port$path"
+done
+expect_status 404 --cacert "$work/cert.pem" -H "Connection: Upgrade" -H "Upgrade: websocket" \
+    -H "Sec-WebSocket-Version: 13" -H "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" \
+    "https://localhost:$tls_port/admin/trace"
+echo "tls-proxy: /metrics and /admin/trace refused (404) through TLS, /healthz passes"
 
 server_token=$("$binary" token --server --api-secret "$api_secret")
 alice_token=$("$binary" token --user-id alice --api-secret "$api_secret")
