@@ -58,14 +58,14 @@ struct NonDurableReadTests {
 
         store.armFailure()
         let send = service.submit(.sendMessage(cid: general, userID: "ann", draft: MessageDraft(id: "never-durable", text: "x")))
-        let read = service.read { engine in engine.messageChannels["never-durable"] != nil }
+        let read = service.read { engine in !engine.channels(holdingMessage: "never-durable").isEmpty }
         store.release()
         await #expect(throws: (any Error).self) { try await send.get() }
         await #expect(throws: (any Error).self, "the read saw the message, which never became durable") {
             _ = try await read.get()
         }
         // And later reads are refused too: the engine still holds what failed.
-        await #expect(throws: (any Error).self) { _ = try await service.read { $0.messageChannels.count }.get() }
+        await #expect(throws: (any Error).self) { _ = try await service.read { $0.channels.count }.get() }
         store.close()
     }
 }

@@ -8,7 +8,7 @@ extension ReceiptsEngine {
         let sender = try user(userID)
         let message = try validatedMessage(draft, in: cid, from: userID, at: now)
         channels[cid]!.append(message)
-        messageChannels[message.id, default: []].append(cid)
+        recordMessageChannel(message.id, cid)
         if message.parentID != nil {
             for change in channels[cid]!.recordReply(at: channels[cid]!.messages.count - 1) { adjustThreadTotals(change) }
         }

@@ -19,9 +19,11 @@ public struct ReceiptsEngine: Sendable {
     public internal(set) var watching: [String: Set<ChannelCID>] = [:]
     /// Each user's totals over all their channels, kept in step with every unread change.
     public internal(set) var totals: [String: UnreadCounts] = [:]
-    /// Message id to the channels holding a message of that id, oldest first. Ids are unique within a
-    /// channel only: a global check would tell a user that an id is taken in a channel it cannot see.
-    public internal(set) var messageChannels: [String: [ChannelCID]] = [:]
+    /// Message id to the first channel that took it, and to the others that took it later (rare):
+    /// two tables, so that recording a message's id allocates nothing. Ids are unique within a channel
+    /// only: a global check would tell a user that an id is taken in a channel it cannot see.
+    var firstMessageChannel: [String: ChannelCID] = [:]
+    var laterMessageChannels: [String: [ChannelCID]] = [:]
     /// Counter behind generated message ids.
     public internal(set) var generatedMessageIDs = 0
     /// The latest time seen: commands given an earlier time are applied at this one, so the core's
@@ -123,5 +125,18 @@ public struct ReceiptsEngine: Sendable {
     /// Connections of `userID`, in the order they opened.
     func connections(of userID: String) -> [String] {
         userConnections[userID] ?? []
+    }
+}
+
+extension ReceiptsEngine {
+    /// The channels holding a message of this id, oldest first (empty for an unknown id).
+    public func channels(holdingMessage id: String) -> [ChannelCID] {
+        guard let first = firstMessageChannel[id] else { return [] }
+        return [first] + (laterMessageChannels[id] ?? [])
+    }
+
+    /// Notes that `cid` holds a message of this id.
+    mutating func recordMessageChannel(_ id: String, _ cid: ChannelCID) {
+        if firstMessageChannel[id] == nil { firstMessageChannel[id] = cid } else { laterMessageChannels[id, default: []].append(cid) }
     }
 }

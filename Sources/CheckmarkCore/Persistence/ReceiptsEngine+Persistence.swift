@@ -10,7 +10,7 @@ extension ReceiptsEngine {
             channel.messageIndex.reserveCapacity(channel.messages.count)
             for (index, message) in channel.messages.enumerated() {
                 channel.messageIndex[message.id] = index
-                messageChannels[message.id, default: []].append(channel.cid)
+                recordMessageChannel(message.id, channel.cid)
             }
             channel.rebuildDerivedLists()
             for thread in channel.threads.values {

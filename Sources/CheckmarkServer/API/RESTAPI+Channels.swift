@@ -242,7 +242,7 @@ extension RESTAPI {
         return service.read { engine in
             // Message ids are unique within a channel: the parent's channel is the one of those holding
             // it that the caller may read (or `?cid=`).
-            var candidates = engine.messageChannels[parentID] ?? []
+            var candidates = engine.channels(holdingMessage: parentID)
             if let named { candidates = candidates.filter { $0 == named } }
             if case .user(let user) = caller {
                 let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }
