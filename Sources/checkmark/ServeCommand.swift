@@ -15,15 +15,13 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "Precedence: flags > CHECKMARK_<KEY> environment variables > --config file (JSON with the same keys) > defaults.\n\nKeys:\n"
             + ConfigurationLoader.keys.map { "  \($0.key): \($0.help)" }.joined(separator: "\n"))
 
-    @Option(help: "A JSON config file (keys as listed below).") var config: String?
+    @OptionGroup var sources: ConfigSources
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
     @Option(help: "Data directory (created if missing).") var dataDir: String?
     @Option(help: "The app's api_key.") var apiKey: String?
     @Option(help: "The app's api_secret.") var apiSecret: String?
     @Option(help: "Log level.") var logLevel: String?
-    @Option(name: .customLong("set"), help: "Any other setting as key=value (repeatable), e.g. --set max_connections=5000.")
-    var settings: [String] = []
 
     func run() async throws {
         var flags: [String: String] = [:]
@@ -31,18 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
                              ("api_secret", apiSecret), ("log_level", logLevel)] {
             if let value { flags[key] = value }
         }
-        for setting in settings {
-            guard let equals = setting.firstIndex(of: "=") else { throw ValidationError("--set takes key=value, not \(setting)") }
-            flags[String(setting[..<equals]).replacingOccurrences(of: "-", with: "_")] = String(setting[setting.index(after: equals)...])
-        }
-        var file: (String, String)?
-        if let config {
-            guard let contents = try? String(contentsOfFile: config, encoding: .utf8) else {
-                throw ValidationError("cannot read config file \(config)")
-            }
-            file = (config, contents)
-        }
-        let report = ConfigurationLoader.check(file: file, environment: ProcessInfo.processInfo.environment, flags: flags)
+        let report = try sources.report(flags: flags)
         for warning in report.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         guard report.errors.isEmpty else { throw ValidationError(report.errors.joined(separator: "\n")) }
         let configuration = report.configuration

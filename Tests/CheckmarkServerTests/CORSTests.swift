@@ -63,15 +63,8 @@ extension EndToEnd {
             let captured = CapturedLog()
             var logger = Logger(label: "checkmark-test-cors") { _ in CapturingLogHandler(log: captured) }
             logger.logLevel = .notice
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.dataDirectory = NSTemporaryDirectory() + "checkmark-e2e-" + UUID().uuidString
-            configuration.apiKey = TestServer.apiKey
-            configuration.apiSecret = TestServer.apiSecret
-            configuration.shutdownTimeoutSeconds = 3
-            configuration.cors = try CORSPolicy(setting: Self.app)
-            let started = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-            let server = TestServer(server: started, directory: configuration.dataDirectory, configuration: configuration)
+            let policy = try CORSPolicy(setting: Self.app)
+            let server = try await TestServer.start(logger: logger) { $0.cors = policy }
             defer { Task { await server.stop() } }
             #expect(try Self.preflight(server, from: Self.app).status == 204)
             #expect(try Self.preflight(server, from: "https://evil.example").status == 403)

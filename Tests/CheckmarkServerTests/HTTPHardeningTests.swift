@@ -207,14 +207,7 @@ extension EndToEnd {
             let captured = CapturedLog()
             var logger = Logger(label: "checkmark-test-refusals") { _ in CapturingLogHandler(log: captured) }
             logger.logLevel = .notice
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.dataDirectory = NSTemporaryDirectory() + "checkmark-e2e-" + UUID().uuidString
-            configuration.apiKey = TestServer.apiKey
-            configuration.apiSecret = TestServer.apiSecret
-            configuration.shutdownTimeoutSeconds = 3
-            let started = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-            let server = TestServer(server: started, directory: configuration.dataDirectory, configuration: configuration)
+            let server = try await TestServer.start(logger: logger)
             defer { Task { await server.stop() } }
 
             // A client that leaves in the middle of a request, or between requests, was not refused.

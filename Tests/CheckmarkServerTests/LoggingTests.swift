@@ -66,20 +66,9 @@ struct LoggingTests {
 
     @Test func everyRESTRequestHasOneAccessLineWithTheRequestIDOfItsResponse() async throws {
         let lines = Lines()
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.dataDirectory = NSTemporaryDirectory() + "checkmark-logging-" + UUID().uuidString
-        configuration.apiKey = TestServer.apiKey
-        configuration.apiSecret = TestServer.apiSecret
-        configuration.shutdownTimeoutSeconds = 3
-        let server = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: Self.logger(lines))
-        let directory = configuration.dataDirectory
-        defer {
-            Task {
-                await server.shutdown()
-                try? FileManager.default.removeItem(atPath: directory)
-            }
-        }
+        let test = try await TestServer.start(logger: Self.logger(lines))
+        defer { Task { await test.stop() } }
+        let server = test.server
         _ = try await server.service.submit(.upsertUser(User(id: "alice"))).get()
         let given = try Self.request(port: server.port, "/unread?api_key=\(TestServer.apiKey)",
                                      headers: ["Authorization": TestServer.token("alice"), "X-Request-Id": "trace-7.a:b"])
@@ -114,17 +103,10 @@ struct LoggingTests {
 
     @Test func accessLogOffWritesNoRequestLines() async throws {
         let lines = Lines()
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.dataDirectory = NSTemporaryDirectory() + "checkmark-logging-" + UUID().uuidString
-        configuration.apiKey = TestServer.apiKey
-        configuration.apiSecret = TestServer.apiSecret
-        configuration.accessLog = false
-        let server = try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: Self.logger(lines))
+        let server = try await TestServer.start(logger: Self.logger(lines)) { $0.accessLog = false }
         let response = try Self.request(port: server.port, "/healthz", headers: ["X-Request-Id": "r1"])
         #expect(response.headers["x-request-id"] == "r1")
-        await server.shutdown()
-        try? FileManager.default.removeItem(atPath: configuration.dataDirectory)
+        await server.stop()
         #expect(!lines.objects.compactMap { $0 }.contains { $0["message"] as? String == "request" })
     }
 }
