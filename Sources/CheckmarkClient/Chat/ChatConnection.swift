@@ -282,14 +282,24 @@ public final class ChatConnection: Sendable {
             deliver(.event(type: type, json: json))
         }
 
+        /// The connection ended: pending requests fail, and `.closed` is the last event. Marking the
+        /// connection closed and queueing that event happen under one lock, so that `nextEvent` never
+        /// sees it closed with the event not queued yet (it would answer nil instead of `.closed`).
         func disconnected(_ code: WebSocketCloseCode?) {
-            let pending = state.withLockedValue { state in
+            let (pending, waiter) = state.withLockedValue { state in
                 state.closed = .some(code)
                 defer { state.pending = [:] }
-                return Array(state.pending.values)
+                var waiter: CheckedContinuation<ChatEvent?, Never>?
+                if let waiting = state.eventWaiter {
+                    state.eventWaiter = nil
+                    waiter = waiting.continuation
+                } else {
+                    state.events.append(.closed(code))
+                }
+                return (Array(state.pending.values), waiter)
             }
             for waiting in pending { waiting.resume(throwing: ChatClientError.closed(code)) }
-            deliver(.closed(code))
+            waiter?.resume(returning: .closed(code))
         }
 
         private func deliver(_ event: ChatEvent) {
