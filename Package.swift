@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "checkmark", targets: ["checkmark"]),
         .library(name: "CheckmarkWebSocket", targets: ["CheckmarkWebSocket"]),
         .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
+        .library(name: "CheckmarkWire", targets: ["CheckmarkWire"]),
         .library(name: "CheckmarkAuth", targets: ["CheckmarkAuth"]),
         .library(name: "CheckmarkStorage", targets: ["CheckmarkStorage"]),
         .library(name: "CheckmarkServer", targets: ["CheckmarkServer"]),
@@ -49,6 +50,12 @@ let package = Package(
         ),
         .target(name: "CheckmarkCore", swiftSettings: strictSettings),
         .target(name: "CheckmarkAuth", dependencies: ["CheckmarkCore", "CLibcrypto"], swiftSettings: strictSettings),
+        // Stream's wire format above the rules: events, channel state, requests, errors and envelopes.
+        .target(
+            name: "CheckmarkWire",
+            dependencies: ["CheckmarkCore", "CheckmarkAuth", "CheckmarkStorage", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strictSettings
+        ),
 
         // Shells: sockets, event loops, storage, HTTP.
         .target(
@@ -76,7 +83,7 @@ let package = Package(
         .target(
             name: "CheckmarkServer",
             dependencies: [
-                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore", "CheckmarkAuth", "CheckmarkStorage", "CCheckmarkBuild",
+                "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore", "CheckmarkWire", "CheckmarkAuth", "CheckmarkStorage", "CCheckmarkBuild",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -102,7 +109,7 @@ let package = Package(
         .target(
             name: "CheckmarkBench",
             dependencies: [
-                "CheckmarkClient", "CheckmarkServer", "CheckmarkWebSocketNIO", "CheckmarkWebSocket", "CheckmarkAuth", "CheckmarkCore",
+                "CheckmarkClient", "CheckmarkServer", "CheckmarkWebSocketNIO", "CheckmarkWebSocket", "CheckmarkAuth", "CheckmarkCore", "CheckmarkWire",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -115,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "checkmark",
             dependencies: [
-                "CheckmarkBench", "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkAuth", "CheckmarkStorage", "CheckmarkCore",
+                "CheckmarkBench", "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkAuth", "CheckmarkStorage", "CheckmarkCore", "CheckmarkWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -132,9 +139,16 @@ let package = Package(
             dependencies: ["CheckmarkWebSocket", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
+        // The engine transcript driver (`Scenario`) the core and wire tests share.
+        .target(name: "CheckmarkTestSupport", dependencies: ["CheckmarkCore"], path: "Tests/Support", swiftSettings: strictSettings),
         .testTarget(
             name: "CheckmarkCoreTests",
-            dependencies: ["CheckmarkCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["CheckmarkCore", "CheckmarkTestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CheckmarkWireTests",
+            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -150,7 +164,7 @@ let package = Package(
         .testTarget(
             name: "CheckmarkBenchTests",
             dependencies: [
-                "CheckmarkBench", "CheckmarkServer", "CheckmarkClient", "CheckmarkCore",
+                "CheckmarkBench", "CheckmarkServer", "CheckmarkClient", "CheckmarkCore", "CheckmarkWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -159,7 +173,7 @@ let package = Package(
         .testTarget(
             name: "CheckmarkServerTests",
             dependencies: [
-                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkStorage", "CheckmarkCore", "CheckmarkAuth",
+                "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkStorage", "CheckmarkCore", "CheckmarkWire", "CheckmarkAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

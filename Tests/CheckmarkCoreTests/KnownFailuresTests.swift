@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Regression tests named after failures seen in other implementations (contract: Known failures).

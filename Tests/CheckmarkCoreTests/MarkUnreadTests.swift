@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Mark unread: by message or time, only within the channel's last 100 messages.

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Stream's message paging (`MessagePaginationParams`): one cursor, pages oldest first, thread-only

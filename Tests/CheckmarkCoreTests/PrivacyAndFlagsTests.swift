@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Contract rules 6-9: user privacy settings and channel-type flags, effective from the next event.

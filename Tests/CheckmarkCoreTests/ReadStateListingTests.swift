@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Rule 10 and per-message receipts.

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Contract rules 1-5: pointers, read implies delivered, the sender's state, counting, delivery scope.

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import PropertyBased
 import Testing
 

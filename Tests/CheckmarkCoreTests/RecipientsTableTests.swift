@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// One test per row of the contract's "Events and who receives them" table.

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 import Testing
 
 /// Thread reads, as Stream has them: replies count for the thread's participants and never for the

@@ -1,5 +1,6 @@
 @testable import CheckmarkServer
 import CheckmarkCore
+import CheckmarkWire
 import Testing
 
 /// Query channels' `filter_conditions` and `sort` (the supported subset of Stream's language).

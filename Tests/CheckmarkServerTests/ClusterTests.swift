@@ -2,6 +2,7 @@ import CheckmarkClient
 import CheckmarkCore
 import CheckmarkServer
 import CheckmarkStorage
+import CheckmarkWire
 import Foundation
 import Logging
 import NIOCore

@@ -1,5 +1,6 @@
 import Benchmark
 import CheckmarkCore
+import CheckmarkWire
 
 let general = ChannelCID(type: "messaging", id: "general")
 

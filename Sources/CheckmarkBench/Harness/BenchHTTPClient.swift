@@ -1,5 +1,6 @@
 import CheckmarkAuth
 import CheckmarkCore
+import CheckmarkWire
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -2,6 +2,7 @@ import CheckmarkAuth
 import CheckmarkClient
 import CheckmarkCore
 import CheckmarkWebSocket
+import CheckmarkWire
 import Foundation
 import NIOCore
 

@@ -1,6 +1,6 @@
 /// What Stream's channel object (`ChannelResponse`) says of a channel: ids, creator, times, member
 /// count and the type's config. Events carry it (`notification.message_new`) and responses write it,
-/// both through ``StreamJSON/write(channel:into:)``.
+/// both through `StreamJSON.write(channel:into:)` (in the wire module).
 public struct ChannelSummary: Sendable, Hashable {
     public var cid: ChannelCID
     public var createdBy: String?

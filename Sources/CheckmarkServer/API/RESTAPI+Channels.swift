@@ -1,5 +1,6 @@
 import CheckmarkAuth
 import CheckmarkCore
+import CheckmarkWire
 import NIOCore
 
 /// Channels: get-or-create with state (`/query`), member changes, and query channels.
@@ -142,9 +143,9 @@ extension RESTAPI {
         let viewer = try call.caller.requiredActor(named: try RESTCaller.named(in: call.body))
         let filter = try ChannelFilter(parsing: call.body["filter_conditions"] ?? .object([]))
         let order = try ChannelOrder(parsing: call.body["sort"])
-        let limit = try Self.limit(call.body["limit"], field: "limit", default: Self.defaultChannelsPerQuery, max: Self.maxChannelsPerQuery)
-        let offset = try Self.limit(call.body["offset"], field: "offset", default: 0, max: Int.max)
-        let messageLimit = try Self.limit(call.body["message_limit"], field: "message_limit",
+        let limit = try RequestFields.limit(call.body["limit"], field: "limit", default: Self.defaultChannelsPerQuery, max: Self.maxChannelsPerQuery)
+        let offset = try RequestFields.limit(call.body["offset"], field: "offset", default: 0, max: Int.max)
+        let messageLimit = try RequestFields.limit(call.body["message_limit"], field: "message_limit",
                                           default: ResultJSON.defaultMessageLimit, max: ResultJSON.maxMessageLimit)
         let watchConnection = try RequestFields.optionalBool(call.body, "watch") == true ? try call.connectionID() : nil
         let membersOnly = call.caller != .server
@@ -179,13 +180,6 @@ extension RESTAPI {
         }
     }
 
-    /// A non-negative integer field with a default and a maximum (400 past it).
-    static func limit(_ value: JSONValue?, field: String, default fallback: Int, max: Int) throws(WireError) -> Int {
-        guard let value, value != .null else { return fallback }
-        guard let number = value.intValue, number >= 0 else { throw .invalid("\(field) must be a non-negative integer") }
-        guard number <= max else { throw .invalid("\(field) must be at most \(max)") }
-        return number
-    }
 }
 
 /// Watching over REST and a thread's replies.

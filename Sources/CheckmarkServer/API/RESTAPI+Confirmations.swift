@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 import NIOCore
 
 /// Messages, the confirmations (read, unread, delivered) and what they produce (receipts, unread counts).

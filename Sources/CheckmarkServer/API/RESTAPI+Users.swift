@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 import NIOCore
 
 /// Users (`POST /users`, `PATCH /users`) and channel types (`/channeltypes`).

@@ -1,6 +1,7 @@
 import CheckmarkAuth
 import CheckmarkCore
 import CheckmarkWebSocket
+import CheckmarkWire
 import Logging
 import NIOCore
 

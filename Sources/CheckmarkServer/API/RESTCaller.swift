@@ -1,5 +1,6 @@
 import CheckmarkAuth
 import CheckmarkCore
+import CheckmarkWire
 
 /// Who is calling the REST API, from the `Authorization` JWT: a server token (`{"server": true}`)
 /// may act for any user named in the request; a user token acts only as its own user.

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 
 /// What cluster nodes tell each other about connections only one of them holds. A REST call that
 /// names a `connection_id` (a channel query with `watch: true`) reaches whichever node the load

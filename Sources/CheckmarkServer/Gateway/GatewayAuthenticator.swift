@@ -1,6 +1,7 @@
 import CheckmarkAuth
 import CheckmarkCore
 import CheckmarkWebSocket
+import CheckmarkWire
 
 /// Checks a `/connect` request (contract: Stream-compatible interface): `api_key` must be the
 /// deployment's, `authorization` a user JWT signed with the api_secret whose `user_id` matches the

@@ -1,4 +1,5 @@
 import CheckmarkWebSocket
+import CheckmarkWire
 
 /// The close codes the gateway ends a connection with, beyond RFC 6455's own (documented in
 /// docs/protocol.md). Each close is preceded by an `error` event saying why, except 1001.

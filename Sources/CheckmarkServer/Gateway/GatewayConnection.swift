@@ -2,6 +2,7 @@ import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
+import CheckmarkWire
 import CoreMetrics
 import Logging
 import NIOCore

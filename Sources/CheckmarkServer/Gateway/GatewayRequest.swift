@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 
 /// A client's message on the socket, parsed (docs/protocol.md). Pure: JSON in, request or error out.
 public struct GatewayRequest: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 
 /// A recorded trace made ready to re-run: its commands in order, and per recorded connection the
 /// events it received. Compares what a re-run delivered with that, times normalised. Pure.

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 
 /// An event line of a trace: the event as shared by its recipients (counts left out), and either
 /// its recipient connections with their counts (recorded live) or its audience (from a journal).

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 
 /// Selects the lines of a trace about one channel, user, set of types or time range (`checkmark
 /// replay inspect`), and prints a line for people. Pure.

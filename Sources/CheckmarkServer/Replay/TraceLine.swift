@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkWire
 
 /// One line of a trace (JSON lines, docs/replay.md): an accepted command with its time, or an event
 /// it produced with who received it. Recorded live (`checkmark serve --record`), every connection's

@@ -1,6 +1,7 @@
 import CheckmarkCore
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
+import CheckmarkWire
 import NIOCore
 
 /// `GET /admin/trace`: streams the live trace of a running server (docs/replay.md), one text message

@@ -1,5 +1,6 @@
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
+import CheckmarkWire
 import Logging
 import NIOCore
 

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 import NIOCore
 
 /// Where a connection's events go: implemented by the gateway's connection, called on ``eventLoop``

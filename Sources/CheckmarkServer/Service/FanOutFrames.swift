@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkWebSocket
+import CheckmarkWire
 import NIOCore
 import NIOPosix
 

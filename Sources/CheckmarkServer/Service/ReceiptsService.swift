@@ -1,6 +1,7 @@
 import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
+import CheckmarkWire
 import CoreMetrics
 import Logging
 import NIOConcurrencyHelpers

@@ -2,19 +2,19 @@ import CheckmarkCore
 
 /// Stream's `MessagePaginationParams` from a request: the `messages` object of a channel query, or
 /// the query string of `GET /messages/{parent_id}/replies`.
-extension MessagePagination {
+package extension MessagePagination {
     /// Every cursor field, in the order they are looked for.
-    static let cursorFields = [
+    package static let cursorFields = [
         "id_lt", "id_lte", "id_gt", "id_gte", "id_around", "created_at_before", "created_at_before_or_equal",
         "created_at_after", "created_at_after_or_equal", "created_at_around",
     ]
 
     /// Parses `limit` and at most one cursor from a JSON object. `prefix` names the object in errors
     /// (`messages.`). 400 for a wrong type, a limit past `maxLimit`, or two cursors at once.
-    static func parse(_ object: JSONValue?, prefix: String, defaultLimit: Int, maxLimit: Int) throws(WireError) -> MessagePagination {
+    package static func parse(_ object: JSONValue?, prefix: String, defaultLimit: Int, maxLimit: Int) throws(WireError) -> MessagePagination {
         guard let object, object != .null else { return MessagePagination(limit: defaultLimit) }
         guard case .object = object else { throw .invalid("\(prefix.dropLast()) must be an object of paging parameters") }
-        let limit = try RESTAPI.limit(object["limit"], field: prefix + "limit", default: defaultLimit, max: maxLimit)
+        let limit = try RequestFields.limit(object["limit"], field: prefix + "limit", default: defaultLimit, max: maxLimit)
         let given = cursorFields.compactMap { field -> (String, JSONValue)? in
             guard let value = object[field], value != .null else { return nil }
             return (field, value)
@@ -27,7 +27,7 @@ extension MessagePagination {
     }
 
     /// Parses `limit` and at most one cursor from query parameters (all strings).
-    static func parse(query: [String: String], defaultLimit: Int, maxLimit: Int) throws(WireError) -> MessagePagination {
+    package static func parse(query: [String: String], defaultLimit: Int, maxLimit: Int) throws(WireError) -> MessagePagination {
         var limit = defaultLimit
         if let text = query["limit"] {
             guard let number = Int(text), number >= 0 else { throw .invalid("limit must be a non-negative integer") }

@@ -3,22 +3,22 @@ import CheckmarkCore
 /// Reading the fields that the socket commands and the REST bodies share (a message draft, a
 /// `read_by_channel` map, an unread start, a delivered list). Pure: JSON in, value or
 /// `invalid_argument` ``WireError`` out, with a message naming the field.
-enum RequestFields {
+package enum RequestFields {
     /// A channel cid from a `type:id` string field.
-    static func cid(_ object: JSONValue, _ key: String = "cid") throws(WireError) -> ChannelCID {
+    package static func cid(_ object: JSONValue, _ key: String = "cid") throws(WireError) -> ChannelCID {
         guard let text = object[key]?.stringValue else { throw .invalid("\(key) (type:id) is required") }
         guard let cid = ChannelCID(text) else { throw .invalid("\(text) is not a channel cid (type:id)") }
         return cid
     }
 
     /// A channel cid from the two path segments `{type}/{id}`.
-    static func cid(type: String, id: String) throws(WireError) -> ChannelCID {
+    package static func cid(type: String, id: String) throws(WireError) -> ChannelCID {
         guard let cid = ChannelCID("\(type):\(id)") else { throw .invalid("\(type):\(id) is not a valid channel cid") }
         return cid
     }
 
     /// A string field that may be absent or null.
-    static func optionalString(_ object: JSONValue?, _ key: String) throws(WireError) -> String? {
+    package static func optionalString(_ object: JSONValue?, _ key: String) throws(WireError) -> String? {
         guard let value = object?[key] else { return nil }
         if case .null = value { return nil }
         guard let text = value.stringValue else { throw .invalid("\(key) must be a string") }
@@ -26,14 +26,14 @@ enum RequestFields {
     }
 
     /// A channel sequence (`last_seq`): absent or null, or an integer from 0 to 2^53.
-    static func optionalSequence(_ object: JSONValue?, _ key: String) throws(WireError) -> Int64? {
+    package static func optionalSequence(_ object: JSONValue?, _ key: String) throws(WireError) -> Int64? {
         guard let value = object?[key] else { return nil }
         if case .null = value { return nil }
         return try sequence(value, key)
     }
 
     /// An integer from 0 to 2^53, the range a channel sequence takes.
-    static func sequence(_ value: JSONValue, _ key: String) throws(WireError) -> Int64 {
+    package static func sequence(_ value: JSONValue, _ key: String) throws(WireError) -> Int64 {
         guard let number = value.intValue, number >= 0, number <= 1 << 53 else {
             throw .invalid("\(key) must be a non-negative integer (a channel_seq the client saw)")
         }
@@ -41,7 +41,7 @@ enum RequestFields {
     }
 
     /// The `resume` map of `/connect`: `{cid: last channel_seq seen}`, at most `limit` channels.
-    static func resumeMap(_ value: JSONValue?, limit: Int) throws(WireError) -> [(ChannelCID, Int64)] {
+    package static func resumeMap(_ value: JSONValue?, limit: Int) throws(WireError) -> [(ChannelCID, Int64)] {
         guard let value else { return [] }
         if case .null = value { return [] }
         guard let entries = value.objectValue else { throw .invalid("resume must be an object of cid to last channel_seq") }
@@ -57,7 +57,7 @@ enum RequestFields {
     }
 
     /// A boolean field that may be absent or null.
-    static func optionalBool(_ object: JSONValue?, _ key: String) throws(WireError) -> Bool? {
+    package static func optionalBool(_ object: JSONValue?, _ key: String) throws(WireError) -> Bool? {
         guard let value = object?[key] else { return nil }
         if case .null = value { return nil }
         guard let flag = value.boolValue else { throw .invalid("\(key) must be a boolean") }
@@ -66,7 +66,7 @@ enum RequestFields {
 
     /// A message to send: `text` (required string), `id`, `type` (`regular` | `system`), `parent_id`,
     /// `show_in_channel`, `silent`.
-    static func draft(_ message: JSONValue?) throws(WireError) -> MessageDraft {
+    package static func draft(_ message: JSONValue?) throws(WireError) -> MessageDraft {
         guard let message, case .object = message else { throw .invalid("message must be an object") }
         guard let text = message["text"]?.stringValue else { throw .invalid("message.text must be a string") }
         let kind: Message.Kind
@@ -84,7 +84,7 @@ enum RequestFields {
 
     /// `read_by_channel`: an object of cid to message id (or null for the whole channel); absent means
     /// every channel of the user (nil).
-    static func readTargets(_ value: JSONValue?) throws(WireError) -> [ChannelReadTarget]? {
+    package static func readTargets(_ value: JSONValue?) throws(WireError) -> [ChannelReadTarget]? {
         guard let value else { return nil }
         if case .null = value { return nil }
         guard let pairs = value.objectValue else { throw .invalid("read_by_channel must be an object of cid to message id") }
@@ -97,7 +97,7 @@ enum RequestFields {
     }
 
     /// What a mark read reads (the body of `POST /channels/{type}/{id}/read` or a `mark_read` command).
-    enum ReadScope {
+    package enum ReadScope {
         /// The channel, up to `message_id` or everything.
         case channel(messageID: String?)
         /// The thread of `thread_id`, up to its newest reply.
@@ -105,7 +105,7 @@ enum RequestFields {
     }
 
     /// `message_id` or `thread_id` (not both: a thread read moves only the thread's state).
-    static func readScope(_ object: JSONValue) throws(WireError) -> ReadScope {
+    package static func readScope(_ object: JSONValue) throws(WireError) -> ReadScope {
         let messageID = try optionalString(object, "message_id")
         guard let threadID = try optionalString(object, "thread_id") else { return .channel(messageID: messageID) }
         guard !threadID.isEmpty else { throw .invalid("thread_id must not be empty") }
@@ -114,7 +114,7 @@ enum RequestFields {
     }
 
     /// Where mark unread starts: `message_id`, or else `message_timestamp` (RFC 3339).
-    static func unreadTarget(_ object: JSONValue) throws(WireError) -> UnreadTarget {
+    package static func unreadTarget(_ object: JSONValue) throws(WireError) -> UnreadTarget {
         if let value = object["thread_id"], value != .null {
             throw .invalid("thread_id: marking a thread unread is not supported; mark unread takes a channel message")
         }
@@ -127,7 +127,7 @@ enum RequestFields {
     }
 
     /// `latest_delivered_messages`: a non-empty array of `{cid, id}`.
-    static func deliveredTargets(_ value: JSONValue?) throws(WireError) -> [DeliveredTarget] {
+    package static func deliveredTargets(_ value: JSONValue?) throws(WireError) -> [DeliveredTarget] {
         guard let list = value?.arrayValue, !list.isEmpty else {
             throw .invalid("latest_delivered_messages must be a non-empty array of {cid, id}")
         }
@@ -138,7 +138,7 @@ enum RequestFields {
     }
 
     /// Member ids: an array of strings or of `{user_id}` objects.
-    static func userIDs(_ value: JSONValue?, field: String) throws(WireError) -> [String] {
+    package static func userIDs(_ value: JSONValue?, field: String) throws(WireError) -> [String] {
         guard let value else { return [] }
         if case .null = value { return [] }
         guard let array = value.arrayValue else { throw .invalid("\(field) must be an array of user ids") }
@@ -146,5 +146,13 @@ enum RequestFields {
             if let id = element.stringValue ?? element["user_id"]?.stringValue ?? element["user"]?["id"]?.stringValue { return id }
             throw .invalid("\(field) must hold user ids or {user_id} objects")
         }
+    }
+
+    /// A non-negative integer field with a default and a maximum (400 past it).
+    package static func limit(_ value: JSONValue?, field: String, default fallback: Int, max: Int) throws(WireError) -> Int {
+        guard let value, value != .null else { return fallback }
+        guard let number = value.intValue, number >= 0 else { throw .invalid("\(field) must be a non-negative integer") }
+        guard number <= max else { throw .invalid("\(field) must be at most \(max)") }
+        return number
     }
 }

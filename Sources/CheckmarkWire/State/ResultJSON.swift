@@ -1,9 +1,9 @@
 import CheckmarkCore
 
 /// The JSON results the gateway's replies and the REST API share.
-enum ResultJSON {
+package enum ResultJSON {
     /// `{"message": ...}` for a send-message outcome, the author's profile included.
-    static func message(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine) -> [UInt8] {
+    package static func message(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         if case .message(let message) = outcome.result {
@@ -15,11 +15,11 @@ enum ResultJSON {
     }
 
     /// Most members listed in a channel state (Stream's limit as well).
-    static let memberListLimit = 100
+    package static let memberListLimit = 100
     /// Messages in a channel state unless the request asks for another number.
-    static let defaultMessageLimit = 25
+    package static let defaultMessageLimit = 25
     /// Most messages a channel state may ask for.
-    static let maxMessageLimit = 300
+    package static let maxMessageLimit = 300
 
     /// The watch reply and a channel query's answer: the channel, its members (at most
     /// ``memberListLimit``, most recently added first), the page of its channel messages that
@@ -28,7 +28,7 @@ enum ResultJSON {
     /// party (a server-side call naming no user): privacy applies to every member.
     /// `watcherCount`: the whole cluster's (``ReceiptsService/clusterWatcherCount(_:)``); the engine's
     /// own count when nil. A paging cursor naming no message of the channel is `invalid_argument`.
-    static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
+    package static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
                              messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
                              watcherCount: Int? = nil) throws -> [UInt8] {
         var w = JSONWriter()
@@ -36,7 +36,7 @@ enum ResultJSON {
         return w.bytes
     }
 
-    static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messages pagination: MessagePagination,
+    package static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messages pagination: MessagePagination,
                                   watcherCount: Int? = nil, into w: inout JSONWriter) throws {
         let reads = try engine.readStates(of: cid, viewer: viewer)
         guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
@@ -72,7 +72,7 @@ enum ResultJSON {
     }
 
     /// The messages at `positions` of `channel`, each with its author and its thread's reply count.
-    static func writeMessages(_ positions: some Sequence<Int>, of channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
+    package static func writeMessages(_ positions: some Sequence<Int>, of channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
         w.beginArray()
         for position in positions {
             let message = channel.messages[position]
@@ -83,12 +83,12 @@ enum ResultJSON {
     }
 
     /// Stream's channel object (``StreamJSON/write(channel:into:)``).
-    static func writeChannel(_ channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
+    package static func writeChannel(_ channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
         StreamJSON.write(channel: engine.summary(of: channel), into: &w)
     }
 
     /// Stream's channel member object (`ChannelMemberResponse`).
-    static func writeMember(_ member: Member, user: User, engine: ReceiptsEngine, into w: inout JSONWriter) {
+    package static func writeMember(_ member: Member, user: User, engine: ReceiptsEngine, into w: inout JSONWriter) {
         w.beginObject()
         w.field("user_id", user.id)
         w.key("user")
@@ -107,7 +107,7 @@ enum ResultJSON {
     }
 
     /// A channel type's settings as Stream returns them (only the receipt flags are Checkmark's).
-    static func writeChannelType(_ type: ChannelType, into w: inout JSONWriter) {
+    package static func writeChannelType(_ type: ChannelType, into w: inout JSONWriter) {
         w.beginObject()
         w.field("name", type.name)
         w.field("read_events", type.readEvents)
@@ -119,7 +119,7 @@ enum ResultJSON {
 
     /// A new user from Stream's `user_details` / `users` fields (unknown reserved fields are dropped).
     /// Throws `invalid_argument` when `name`, `image` or `privacy_settings` have the wrong shape.
-    static func user(id: String, details: [(String, JSONValue)]) throws(WireError) -> User {
+    package static func user(id: String, details: [(String, JSONValue)]) throws(WireError) -> User {
         guard !id.isEmpty, id.utf8.count <= maxUserIDBytes else { throw .invalid("user id must be 1 to \(maxUserIDBytes) bytes") }
         var user = User(id: id)
         for (key, value) in details {
@@ -138,5 +138,5 @@ enum ResultJSON {
     }
 
     /// Longest user id, in bytes (Stream's limit is 255 as well).
-    static let maxUserIDBytes = 255
+    package static let maxUserIDBytes = 255
 }

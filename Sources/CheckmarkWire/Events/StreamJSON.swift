@@ -1,3 +1,4 @@
+import CheckmarkCore
 /// Entities in Stream Chat's JSON shapes (field names exactly as Stream's clients read them). Every
 /// field Stream's API description marks required is written, features Checkmark does not have in
 /// their empty form (`mutes: []`, `banned: false`), so that clients that dereference them work.
@@ -189,7 +190,7 @@ public enum StreamJSON {
         writer.endObject()
     }
 
-    static func writeEmptyArray(_ name: String, into writer: inout JSONWriter) {
+    package static func writeEmptyArray(_ name: String, into writer: inout JSONWriter) {
         writer.key(name)
         writer.beginArray()
         writer.endArray()

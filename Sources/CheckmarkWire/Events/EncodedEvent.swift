@@ -1,3 +1,4 @@
+import CheckmarkCore
 /// An event's JSON, built once for all its recipients. When the event type carries per-recipient
 /// counts, only the short ``suffix(for:)`` differs per recipient; everything else is ``prefix``.
 public struct EncodedEvent: Sendable, Hashable {
@@ -54,7 +55,7 @@ public struct EncodedEvent: Sendable, Hashable {
     private static let unreadChannelsKey = Array(#","unread_channels":"#.utf8)
     private static let unreadThreadsKey = Array(#","unread_threads":"#.utf8)
 
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+    package static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         if value < 0 {
             out.append(UInt8(ascii: "-"))
             appendDecimal(-value, to: &out)

@@ -4,8 +4,8 @@ import CheckmarkCore
 /// by cid. Fields: `last_updated` (the default, newest first: the later of creation and last message),
 /// `last_message_at`, `created_at`, `updated_at`, `member_count`, `cid`. Other fields are refused with
 /// `invalid_argument`. Pure.
-struct ChannelOrder: Sendable, Equatable {
-    enum Field: String, Sendable, CaseIterable {
+package struct ChannelOrder: Sendable, Equatable {
+    package enum Field: String, Sendable, CaseIterable {
         case lastUpdated = "last_updated"
         case lastMessageAt = "last_message_at"
         case createdAt = "created_at"
@@ -14,15 +14,15 @@ struct ChannelOrder: Sendable, Equatable {
         case cid
     }
 
-    var keys: [(field: Field, ascending: Bool)]
+    package var keys: [(field: Field, ascending: Bool)]
 
-    static let `default` = ChannelOrder(keys: [(.lastUpdated, false)])
+    package static let `default` = ChannelOrder(keys: [(.lastUpdated, false)])
 
-    init(keys: [(field: Field, ascending: Bool)]) {
+    package init(keys: [(field: Field, ascending: Bool)]) {
         self.keys = keys
     }
 
-    init(parsing json: JSONValue?) throws(WireError) {
+    package init(parsing json: JSONValue?) throws(WireError) {
         guard let json, json != .null else { self = .default; return }
         guard let entries = json.arrayValue else { throw .invalid("sort must be an array of {field, direction}") }
         if entries.isEmpty { self = .default; return }
@@ -37,12 +37,12 @@ struct ChannelOrder: Sendable, Equatable {
         }
     }
 
-    static func == (lhs: ChannelOrder, rhs: ChannelOrder) -> Bool {
+    package static func == (lhs: ChannelOrder, rhs: ChannelOrder) -> Bool {
         lhs.keys.count == rhs.keys.count && zip(lhs.keys, rhs.keys).allSatisfy { $0.field == $1.field && $0.ascending == $1.ascending }
     }
 
     /// Whether `a` comes before `b`.
-    func precedes(_ a: Channel, _ b: Channel) -> Bool {
+    package func precedes(_ a: Channel, _ b: Channel) -> Bool {
         for key in keys {
             let order = Self.compare(a, b, by: key.field)
             if order != 0 { return key.ascending ? order < 0 : order > 0 }

@@ -5,8 +5,8 @@ import CheckmarkCore
 /// (`{"$in": [ids]}`: any of them is a member; a single id: that user is a member; `{"$eq": [ids]}`:
 /// exactly these members) and `$and` of such filters. Anything else is refused with `invalid_argument`
 /// naming it, never silently ignored. Pure.
-struct ChannelFilter: Sendable, Equatable {
-    enum Condition: Sendable, Equatable {
+package struct ChannelFilter: Sendable, Equatable {
+    package enum Condition: Sendable, Equatable {
         case cid(Set<String>)
         case id(Set<String>)
         case type(Set<String>)
@@ -15,15 +15,15 @@ struct ChannelFilter: Sendable, Equatable {
     }
 
     /// All must hold.
-    var conditions: [Condition]
+    package var conditions: [Condition]
 
-    static let supportedFields = ["cid", "id", "type", "members", "$and"]
+    package static let supportedFields = ["cid", "id", "type", "members", "$and"]
 
-    init(conditions: [Condition]) {
+    package init(conditions: [Condition]) {
         self.conditions = conditions
     }
 
-    init(parsing json: JSONValue) throws(WireError) {
+    package init(parsing json: JSONValue) throws(WireError) {
         guard let fields = json.objectValue else { throw .invalid("filter_conditions must be an object") }
         var conditions: [Condition] = []
         for (field, value) in fields {
@@ -78,7 +78,7 @@ struct ChannelFilter: Sendable, Equatable {
     }
 
     /// Whether the channel passes every condition.
-    func matches(_ channel: Channel) -> Bool {
+    package func matches(_ channel: Channel) -> Bool {
         conditions.allSatisfy { condition in
             switch condition {
             case .cid(let values): values.contains(channel.cid.description)
@@ -92,7 +92,7 @@ struct ChannelFilter: Sendable, Equatable {
 
     /// Channels that can match, narrowed by the cheapest condition (cids named, or members' channels);
     /// nil when every channel must be tested.
-    func candidates(in engine: ReceiptsEngine) -> Set<ChannelCID>? {
+    package func candidates(in engine: ReceiptsEngine) -> Set<ChannelCID>? {
         for condition in conditions {
             switch condition {
             case .cid(let values): return Set(values.compactMap(ChannelCID.init))

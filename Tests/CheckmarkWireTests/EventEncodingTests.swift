@@ -1,4 +1,6 @@
 import CheckmarkCore
+import CheckmarkTestSupport
+import CheckmarkWire
 import Testing
 
 /// Events in Stream's JSON shapes, encoded once, with only the counts varying per recipient.
