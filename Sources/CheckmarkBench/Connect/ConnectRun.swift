@@ -9,20 +9,20 @@ import NIOPosix
 /// bounded number in flight), up to each of `levels` in turn, keeps them idle, and after each level
 /// measures the server's resident memory per idle connection. Connections are spread over
 /// `sourceAddresses` loopback addresses (127.0.0.2, .3, ...) to get past one address's ephemeral ports.
-public struct ConnectRun: Sendable {
-    public let levels: [Int]
-    public let sourceAddresses: Int
-    public let target: BenchTarget
-    public let settings: BenchSettings
+package struct ConnectRun: Sendable {
+    package let levels: [Int]
+    package let sourceAddresses: Int
+    package let target: BenchTarget
+    package let settings: BenchSettings
 
-    public init(levels: [Int], sourceAddresses: Int, target: BenchTarget, settings: BenchSettings) {
+    package init(levels: [Int], sourceAddresses: Int, target: BenchTarget, settings: BenchSettings) {
         self.levels = levels.sorted()
         self.sourceAddresses = sourceAddresses
         self.target = target
         self.settings = settings
     }
 
-    public func run(parameters: [String: String]) async throws -> BenchReport {
+    package func run(parameters: [String: String]) async throws -> BenchReport {
         let top = levels.last ?? 0
         let http = target.http
         do {

@@ -11,29 +11,29 @@ import NIOCore
 ///
 /// Expected: the first message goes sent → delivered → read; the second sent → delivered and stays
 /// there. Any other outcome is reported as it happened (`Step.state`), not hidden.
-public struct FirstSession: Sendable {
+package struct FirstSession: Sendable {
     /// What Ana's client showed for one message at one moment.
-    public struct Step: Sendable, Equatable {
-        public var text: String
-        public var state: MessageStatus.State
+    package struct Step: Sendable, Equatable {
+        package var text: String
+        package var state: MessageStatus.State
         /// The server's time of the change (`created_at`, `last_delivered_at` or the reader's `last_read`).
-        public var at: String
+        package var at: String
         /// Who it was delivered to or read by; empty for `.sent`.
-        public var by: [String]
+        package var by: [String]
         /// True for the last step of a message whose read was expected but did not come (private reader).
-        public var readWithheld: Bool
+        package var readWithheld: Bool
     }
 
-    public let host: String
-    public let port: Int
-    public let apiKey: String
-    public let apiSecret: String
+    package let host: String
+    package let port: Int
+    package let apiKey: String
+    package let apiSecret: String
     /// The channel the session creates (`receipts:<channelID>`); a fresh one per run on a shared server.
-    public let channelID: String
+    package let channelID: String
     /// How long Ana waits for each event before deciding it will not come.
-    public let patience: TimeAmount
+    package let patience: TimeAmount
 
-    public init(host: String, port: Int, apiKey: String, apiSecret: String, channelID: String, patience: TimeAmount = .seconds(1)) {
+    package init(host: String, port: Int, apiKey: String, apiSecret: String, channelID: String, patience: TimeAmount = .seconds(1)) {
         self.host = host
         self.port = port
         self.apiKey = apiKey
@@ -43,14 +43,14 @@ public struct FirstSession: Sendable {
     }
 
     /// The channel type the session uses: Stream's `messaging` sends no delivery events, this one does.
-    public static let channelType = "receipts"
-    public static let texts = ["hello Ben", "are you there?"]
+    package static let channelType = "receipts"
+    package static let texts = ["hello Ben", "are you there?"]
 
     /// Runs the session, calling `show` with each step as it happens.
     /// - Throws: ``BenchHTTPClient/Failure`` when setup is refused, ``ChatClientError`` when a
     ///   connection or command fails, ``ChatClientError/unexpected(_:)`` when an event that must come
     ///   (Ben's `message.new`, Ana's `message.delivered`) does not within ``patience`` times five.
-    public func run(show: @Sendable (Step) -> Void) async throws -> [Step] {
+    package func run(show: @Sendable (Step) -> Void) async throws -> [Step] {
         let http = BenchHTTPClient(host: host, port: port, apiKey: apiKey, apiSecret: apiSecret)
         let cid = ChannelCID(type: Self.channelType, id: channelID)
         try await http.call("POST", "/users", body: .object([("users", .object(["ana": "Ana", "ben": "Ben"].sorted(by: <).map { id, name in

@@ -7,17 +7,17 @@ import NIOPosix
 
 /// The harness's REST calls for setting a scenario up (users, channel types, channels), with the
 /// server token. One HTTP/1.1 request per connection; setup is not measured.
-public struct BenchHTTPClient: Sendable {
-    public let host: String
-    public let port: Int
-    public let apiKey: String
+package struct BenchHTTPClient: Sendable {
+    package let host: String
+    package let port: Int
+    package let apiKey: String
     let serverToken: String
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    public init(host: String, port: Int, apiKey: String, apiSecret: String) {
+    package init(host: String, port: Int, apiKey: String, apiSecret: String) {
         self.host = host
         self.port = port
         self.apiKey = apiKey
@@ -25,7 +25,7 @@ public struct BenchHTTPClient: Sendable {
     }
 
     /// The server's `/metrics` (Prometheus text) as name (with labels) to value; empty if unavailable.
-    public func metrics() async -> [String: Double] {
+    package func metrics() async -> [String: Double] {
         guard let (status, body) = try? await exchange(method: "GET", uri: "/metrics", payload: []), status == 200 else { return [:] }
         var values: [String: Double] = [:]
         for line in String(buffer: body).split(separator: "\n") where !line.hasPrefix("#") {
@@ -38,7 +38,7 @@ public struct BenchHTTPClient: Sendable {
     /// Sends one request, with the server token or the given (user) token; returns the parsed JSON
     /// answer, or throws with the server's error text.
     @discardableResult
-    public func call(_ method: String, _ path: String, body: JSONValue? = nil, token: String? = nil) async throws -> JSONValue {
+    package func call(_ method: String, _ path: String, body: JSONValue? = nil, token: String? = nil) async throws -> JSONValue {
         var payload: [UInt8] = []
         if let body {
             var writer = JSONWriter()

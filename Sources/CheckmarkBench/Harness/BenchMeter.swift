@@ -6,7 +6,7 @@ import Foundation
 /// Turns a run into numbers: once a second it collects every loop's interval sample, samples the
 /// server's and the harness's CPU and memory, prints the progress line, and (past the warm-up)
 /// adds the second to the totals and the timeline. At the end it builds the ``BenchReport``.
-public final class BenchMeter {
+package final class BenchMeter {
     let recorders: [LoopRecorder]
     let target: BenchTarget
     let settings: BenchSettings

@@ -1,25 +1,25 @@
 /// How a `checkmark bench` run is measured, whatever its scenario.
-public struct BenchSettings: Sendable {
+package struct BenchSettings: Sendable {
     /// Seconds of load before measuring starts (connections warm, caches full).
-    public var warmupSeconds = 2
+    package var warmupSeconds = 2
     /// Seconds measured.
-    public var durationSeconds = 10
+    package var durationSeconds = 10
     /// Where `report.json` and `report.html` go.
-    public var reportDirectory: String
+    package var reportDirectory: String
     /// Event loop threads of the harness's clients.
-    public var harnessThreads = 1
+    package var harnessThreads = 1
     /// CPUs the harness runs on (nil: wherever the kernel puts it).
-    public var harnessCPUs: [Int]?
+    package var harnessCPUs: [Int]?
     /// Offer permessage-deflate on client connections.
-    public var compression = false
+    package var compression = false
     /// Connections opened at once during setup.
-    public var connectConcurrency = 256
+    package var connectConcurrency = 256
     /// The command line, for the report.
-    public var command: String
+    package var command: String
     /// One progress line per second on a terminal; without one, every `progressEvery` seconds.
-    public var progressEvery = 5
+    package var progressEvery = 5
 
-    public init(reportDirectory: String, command: String) {
+    package init(reportDirectory: String, command: String) {
         self.reportDirectory = reportDirectory
         self.command = command
     }

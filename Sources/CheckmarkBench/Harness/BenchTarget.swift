@@ -4,21 +4,21 @@ import CheckmarkCore
 import Foundation
 
 /// The server under load: one at a URL, or a local one the harness starts (and samples from /proc).
-public final class BenchTarget: Sendable {
-    public let host: String
-    public let port: Int
-    public let apiKey: String
-    public let apiSecret: String
-    public let local: LocalServer?
+package final class BenchTarget: Sendable {
+    package let host: String
+    package let port: Int
+    package let apiKey: String
+    package let apiSecret: String
+    package let local: LocalServer?
     /// The server's CPU and memory: from /proc when it runs here (local, or `--server-pid`), else
     /// from its `/metrics` (`process_cpu_seconds_total`, `process_resident_memory_bytes`).
-    public let sampler: ProcessSampler
-    public let http: BenchHTTPClient
+    package let sampler: ProcessSampler
+    package let http: BenchHTTPClient
     /// Where WebSocket clients connect: this server, then the other nodes of its cluster; each user
     /// always goes to the same one.
-    public let nodes: [(host: String, port: Int)]
+    package let nodes: [(host: String, port: Int)]
 
-    public init(host: String, port: Int, apiKey: String, apiSecret: String, local: LocalServer?, serverPID: Int32?,
+    package init(host: String, port: Int, apiKey: String, apiSecret: String, local: LocalServer?, serverPID: Int32?,
                 otherNodes: [(host: String, port: Int)] = []) {
         self.host = host
         self.port = port
@@ -30,13 +30,13 @@ public final class BenchTarget: Sendable {
         sampler = (local?.pid ?? serverPID).map(ProcessSampler.init(pid:)) ?? ProcessSampler(metrics: http)
     }
 
-    public var description: String {
+    package var description: String {
         local != nil ? "local checkmark serve on 127.0.0.1:\(port) (pid \(local!.pid))"
             : nodes.map { "ws://\($0.host):\($0.port)" }.joined(separator: " + ")
     }
 
     /// The `/connect` URL for one user, with a fresh user token.
-    public func connectURL(user: String) -> WebSocketURL {
+    package func connectURL(user: String) -> WebSocketURL {
         let token = JWT.sign(claims: .object([("user_id", .string(user))]), secret: apiSecret)
         let json = #"{"user_id":"\#(user)"}"#
         let query = "json=\(Self.encode(json))&api_key=\(Self.encode(apiKey))&authorization=\(token)&stream-auth-type=jwt"
@@ -55,5 +55,5 @@ public final class BenchTarget: Sendable {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
     }
 
-    public func stop() { local?.stop() }
+    package func stop() { local?.stop() }
 }

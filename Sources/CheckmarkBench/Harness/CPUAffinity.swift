@@ -3,13 +3,13 @@ import Foundation
 /// Pins this process's threads to a set of CPUs (with util-linux's `taskset`), so that the harness
 /// and a local server do not compete for the same core. Threads started later inherit the set from
 /// the thread that starts them; call it again after starting thread pools.
-public enum CPUAffinity {
+package enum CPUAffinity {
     /// Online CPUs.
-    public static var count: Int { ProcessInfo.processInfo.activeProcessorCount }
+    package static var count: Int { ProcessInfo.processInfo.activeProcessorCount }
 
     /// False when `taskset` is missing or refused.
     @discardableResult
-    public static func pinProcess(toCPUs cpus: [Int]) -> Bool {
+    package static func pinProcess(toCPUs cpus: [Int]) -> Bool {
         let taskset = "/usr/bin/taskset"
         guard FileManager.default.isExecutableFile(atPath: taskset) else { return false }
         let process = Process()

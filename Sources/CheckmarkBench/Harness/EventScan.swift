@@ -6,20 +6,20 @@ import NIOCore
 /// Reads the few fields the harness needs straight from an event's bytes, without parsing the JSON
 /// (the harness must not be the bottleneck of what it measures). Relies on the server's field order
 /// only for `type`, which Checkmark writes first; every other field is found by its key.
-public struct EventScan {
-    public enum Kind: Equatable, Sendable {
+package struct EventScan {
+    package enum Kind: Equatable, Sendable {
         case messageNew, messageRead, messageDelivered, reply, error, healthCheck, other
     }
 
-    public let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
 
-    public init(_ bytes: UnsafeRawBufferPointer) {
+    package init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
     private static let typePrefix = Array(#"{"type":""#.utf8)
 
-    public var kind: Kind {
+    package var kind: Kind {
         let prefix = Self.typePrefix
         guard bytes.count > prefix.count + 4, bytes.starts(with: prefix) else { return .other }
         let rest = UnsafeRawBufferPointer(rebasing: bytes[prefix.count...])
@@ -38,7 +38,7 @@ public struct EventScan {
     }
 
     /// The string value of the first `"key":"` in the event (no unescaping: harness ids need none).
-    public func string(after key: StaticString) -> UnsafeRawBufferPointer? {
+    package func string(after key: StaticString) -> UnsafeRawBufferPointer? {
         guard let offset = Self.find(key, in: bytes) else { return nil }
         let start = offset + key.utf8CodeUnitCount
         var end = start
@@ -62,16 +62,16 @@ public struct EventScan {
         return nil
     }
 
-    public var messageID: UnsafeRawBufferPointer? { string(after: #""message_id":""#) }
-    public var lastReadMessageID: UnsafeRawBufferPointer? { string(after: #""last_read_message_id":""#) }
-    public var lastDeliveredMessageID: UnsafeRawBufferPointer? { string(after: #""last_delivered_message_id":""#) }
+    package var messageID: UnsafeRawBufferPointer? { string(after: #""message_id":""#) }
+    package var lastReadMessageID: UnsafeRawBufferPointer? { string(after: #""last_read_message_id":""#) }
+    package var lastDeliveredMessageID: UnsafeRawBufferPointer? { string(after: #""last_delivered_message_id":""#) }
     /// The id of the event's `user` (the reader, the deliverer, the sender).
-    public var userID: UnsafeRawBufferPointer? { string(after: #""user":{"id":""#) }
-    public var requestID: UnsafeRawBufferPointer? { string(after: #""request_id":""#) }
-    public var cid: UnsafeRawBufferPointer? { string(after: #""cid":""#) }
+    package var userID: UnsafeRawBufferPointer? { string(after: #""user":{"id":""#) }
+    package var requestID: UnsafeRawBufferPointer? { string(after: #""request_id":""#) }
+    package var cid: UnsafeRawBufferPointer? { string(after: #""cid":""#) }
 
     /// The number after `marker` in `text` (e.g. the `42` of `u42`), or nil.
-    public static func number(after marker: UInt8, in text: UnsafeRawBufferPointer) -> UInt64? {
+    package static func number(after marker: UInt8, in text: UnsafeRawBufferPointer) -> UInt64? {
         guard let index = text.firstIndex(of: marker) else { return nil }
         var value: UInt64 = 0
         var any = false

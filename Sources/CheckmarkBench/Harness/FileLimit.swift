@@ -4,10 +4,10 @@ import Glibc
 
 /// The open-file limit, which bounds how many connections one process can hold (the harness and a
 /// local server each need one descriptor per connection).
-public enum FileLimit {
+package enum FileLimit {
     /// Raises the soft limit to the hard one (inherited by a server started afterwards); returns it.
     @discardableResult
-    public static func raiseToHard() -> Int {
+    package static func raiseToHard() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         if limit.rlim_cur < limit.rlim_max {

@@ -2,38 +2,38 @@ import Histogram
 
 /// An HdrHistogram of latencies in microseconds (1 µs to 60 s, three significant digits); values
 /// past the top are recorded at the top.
-public struct LatencyHistogram: Sendable {
-    public private(set) var histogram = Histogram<UInt64>(
+package struct LatencyHistogram: Sendable {
+    package private(set) var histogram = Histogram<UInt64>(
         lowestDiscernibleValue: 1, highestTrackableValue: LatencyHistogram.highestMicroseconds, numberOfSignificantValueDigits: .three)
 
-    public static let highestMicroseconds: UInt64 = 60_000_000
+    package static let highestMicroseconds: UInt64 = 60_000_000
 
-    public init() {}
+    package init() {}
 
-    public mutating func record(nanoseconds: UInt64) {
+    package mutating func record(nanoseconds: UInt64) {
         _ = histogram.record(max(1, min(nanoseconds / 1_000, Self.highestMicroseconds)))
     }
 
     /// Records a closed-loop sample with coordinated-omission correction: a sample longer than the
     /// interval at which the loop meant to act also stands for the samples it kept from being taken.
-    public mutating func record(nanoseconds: UInt64, expectedIntervalNanoseconds: UInt64) {
+    package mutating func record(nanoseconds: UInt64, expectedIntervalNanoseconds: UInt64) {
         _ = histogram.recordCorrectedValue(max(1, min(nanoseconds / 1_000, Self.highestMicroseconds)),
                                            expectedInterval: max(1, expectedIntervalNanoseconds / 1_000))
     }
 
-    public mutating func add(_ other: LatencyHistogram) { histogram.add(other.histogram) }
+    package mutating func add(_ other: LatencyHistogram) { histogram.add(other.histogram) }
 
-    public var count: UInt64 { histogram.totalCount }
+    package var count: UInt64 { histogram.totalCount }
 
     /// The value at a percentile, in microseconds (0 when empty).
-    public func microseconds(at percentile: Double) -> UInt64 {
+    package func microseconds(at percentile: Double) -> UInt64 {
         count == 0 ? 0 : histogram.valueAtPercentile(percentile)
     }
 
-    public var maxMicroseconds: UInt64 { count == 0 ? 0 : histogram.max }
+    package var maxMicroseconds: UInt64 { count == 0 ? 0 : histogram.max }
 
     /// The percentile curve for plots: (percentile, microseconds), HdrHistogram's standard ticks.
-    public func percentileCurve() -> [(percentile: Double, microseconds: UInt64)] {
+    package func percentileCurve() -> [(percentile: Double, microseconds: UInt64)] {
         guard count > 0 else { return [] }
         return histogram.percentiles(ticksPerHalfDistance: 5).map { ($0.percentile, $0.value) }
     }

@@ -2,18 +2,18 @@ import Foundation
 
 /// A `checkmark serve` the harness starts itself (this same executable), on 127.0.0.1 with a fresh
 /// data directory, optionally pinned to given CPUs, and stopped (SIGTERM) at the end.
-public final class LocalServer: @unchecked Sendable {
-    public let port: Int
-    public let pid: Int32
-    public let dataDirectory: String
+package final class LocalServer: @unchecked Sendable {
+    package let port: Int
+    package let pid: Int32
+    package let dataDirectory: String
     private let process: Process
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Starts the server and waits for its "listening" line. `settings` are `serve --set` pairs.
-    public static func start(apiKey: String, apiSecret: String, settings: [String: String], cpus: [Int]?) throws -> LocalServer {
+    package static func start(apiKey: String, apiSecret: String, settings: [String: String], cpus: [Int]?) throws -> LocalServer {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let data = NSTemporaryDirectory() + "checkmark-bench-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         var arguments = ["serve", "--port", "0", "--data-dir", data, "--api-key", apiKey, "--api-secret", apiSecret, "--log-level", "warning"]
@@ -64,7 +64,7 @@ public final class LocalServer: @unchecked Sendable {
     }
 
     /// SIGTERM, wait, remove the data directory.
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

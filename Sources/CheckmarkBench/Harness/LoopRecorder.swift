@@ -2,39 +2,39 @@ import NIOCore
 
 /// The measurements of one event loop's connections, touched only on that loop (no locks on the hot
 /// path). Every second the run collects each loop's sample with ``takeInterval()``, on its loop.
-public final class LoopRecorder: @unchecked Sendable {
-    public let eventLoop: any EventLoop
+package final class LoopRecorder: @unchecked Sendable {
+    package let eventLoop: any EventLoop
     private var current = IntervalSample()
 
-    public init(eventLoop: any EventLoop) {
+    package init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
     @inline(__always)
-    public func record(_ metric: Metric, nanoseconds: UInt64) {
+    package func record(_ metric: Metric, nanoseconds: UInt64) {
         eventLoop.assertInEventLoop()
         current.histograms[metric.rawValue].record(nanoseconds: nanoseconds)
     }
 
     @inline(__always)
-    public func record(_ metric: Metric, nanoseconds: UInt64, expectedIntervalNanoseconds: UInt64) {
+    package func record(_ metric: Metric, nanoseconds: UInt64, expectedIntervalNanoseconds: UInt64) {
         current.histograms[metric.rawValue].record(nanoseconds: nanoseconds, expectedIntervalNanoseconds: expectedIntervalNanoseconds)
     }
 
     @inline(__always)
-    public func count(_ counter: Counter, _ amount: Int = 1) {
+    package func count(_ counter: Counter, _ amount: Int = 1) {
         current.counts[counter.rawValue] &+= amount
     }
 
     /// The sample since the last call; starts a new one. Call on ``eventLoop``.
-    public func takeInterval() -> IntervalSample {
+    package func takeInterval() -> IntervalSample {
         eventLoop.assertInEventLoop()
         defer { current = IntervalSample() }
         return current
     }
 
     /// Collects every recorder's interval, each on its own loop.
-    public static func collect(_ recorders: [LoopRecorder]) async throws -> IntervalSample {
+    package static func collect(_ recorders: [LoopRecorder]) async throws -> IntervalSample {
         var total = IntervalSample()
         for recorder in recorders {
             total.add(try await recorder.eventLoop.submit { recorder.takeInterval() }.get())

@@ -1,5 +1,5 @@
 /// The latencies the harness measures, each into its own HdrHistogram (microseconds).
-public enum Metric: Int, CaseIterable, Sendable, Codable {
+package enum Metric: Int, CaseIterable, Sendable, Codable {
     /// `message.new`: from the publisher's scheduled send time to a watcher receiving it.
     case messageNew
     /// From a member's `mark_delivered` to the message's author receiving `message.delivered`.
@@ -11,7 +11,7 @@ public enum Metric: Int, CaseIterable, Sendable, Codable {
     /// From opening the TCP connection to the first `health.check` (authenticated).
     case connect
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .messageNew: "message.new latency"
         case .deliveredSeenByAuthor: "confirmation -> author sees delivered"
@@ -21,7 +21,7 @@ public enum Metric: Int, CaseIterable, Sendable, Codable {
         }
     }
 
-    public var key: String {
+    package var key: String {
         switch self {
         case .messageNew: "message_new"
         case .deliveredSeenByAuthor: "delivered_seen_by_author"
@@ -33,11 +33,11 @@ public enum Metric: Int, CaseIterable, Sendable, Codable {
 }
 
 /// What the harness counts, per second and in total.
-public enum Counter: Int, CaseIterable, Sendable, Codable {
+package enum Counter: Int, CaseIterable, Sendable, Codable {
     case messagesSent, deliveries, confirmationsSent, confirmationsAccepted, eventsReceived, errors, connectionsOpened,
          slowConsumerDisconnects, unexpectedDisconnects
 
-    public var key: String {
+    package var key: String {
         switch self {
         case .messagesSent: "messages_sent"
         case .deliveries: "deliveries"

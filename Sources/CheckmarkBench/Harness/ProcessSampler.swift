@@ -3,32 +3,32 @@ import Foundation
 
 /// CPU and memory of a process over time: read from /proc for a process on this machine (the local
 /// server, `--server-pid`, the harness itself), or from a remote server's `/metrics`.
-public struct ProcessSampler: Sendable {
-    public enum Source: Sendable {
+package struct ProcessSampler: Sendable {
+    package enum Source: Sendable {
         case process(Int32)
         case metrics(BenchHTTPClient)
     }
 
-    public let source: Source
+    package let source: Source
 
-    public init(pid: Int32) {
+    package init(pid: Int32) {
         source = .process(pid)
     }
 
-    public init(metrics client: BenchHTTPClient) {
+    package init(metrics client: BenchHTTPClient) {
         source = .metrics(client)
     }
 
-    public static var current: ProcessSampler { ProcessSampler(pid: getpid()) }
+    package static var current: ProcessSampler { ProcessSampler(pid: getpid()) }
 
     /// A reading: CPU seconds used so far (user + system), resident memory, and when it was taken.
-    public struct Reading: Sendable {
-        public var cpuSeconds: Double
-        public var residentBytes: Int
-        public var at: UInt64
+    package struct Reading: Sendable {
+        package var cpuSeconds: Double
+        package var residentBytes: Int
+        package var at: UInt64
     }
 
-    public func read() async -> Reading? {
+    package func read() async -> Reading? {
         switch source {
         case .process(let pid):
             return readLocal(pid)
@@ -40,12 +40,12 @@ public struct ProcessSampler: Sendable {
     }
 
     /// The /proc reading, without waiting (local processes only).
-    public func readLocal(_ pid: Int32) -> Reading? {
+    package func readLocal(_ pid: Int32) -> Reading? {
         ProcessStatistics.read(pid: pid).map { Reading(cpuSeconds: $0.cpuSeconds, residentBytes: $0.residentBytes, at: BenchClock.now()) }
     }
 
     /// CPU use between two readings, in cores (1.0 = one core busy).
-    public static func cores(from a: Reading, to b: Reading) -> Double {
+    package static func cores(from a: Reading, to b: Reading) -> Double {
         let seconds = Double(b.at &- a.at) / 1e9
         return seconds > 0 ? (b.cpuSeconds - a.cpuSeconds) / seconds : 0
     }

@@ -10,25 +10,25 @@ import NIOPosix
 /// Executes a ``Workload`` against a target: sets users and channels up over REST, connects every
 /// client (each watching its channels), runs publishers and confirmations for the warm-up and the
 /// measured seconds, then closes everything and reports.
-public struct LoadRun: Sendable {
-    public let workload: Workload
-    public let target: BenchTarget
-    public let settings: BenchSettings
+package struct LoadRun: Sendable {
+    package let workload: Workload
+    package let target: BenchTarget
+    package let settings: BenchSettings
 
-    public init(workload: Workload, target: BenchTarget, settings: BenchSettings) {
+    package init(workload: Workload, target: BenchTarget, settings: BenchSettings) {
         self.workload = workload
         self.target = target
         self.settings = settings
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// A prefix that keeps this run's channels apart from earlier runs on the same server.
     static func runPrefix() -> String { "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36) }
 
-    public func run(scenario: String, parameters: [String: String]) async throws -> BenchReport {
+    package func run(scenario: String, parameters: [String: String]) async throws -> BenchReport {
         let prefix = Self.runPrefix()
         let cids = workload.channels.indices.map { "\(workload.channelType):\(prefix)-\($0)" }
         try await setUp(cids: cids)

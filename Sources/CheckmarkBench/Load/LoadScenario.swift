@@ -1,9 +1,9 @@
 /// The named load shapes of `checkmark bench`, each built as a ``Workload`` from its parameters.
-public enum LoadScenario {
+package enum LoadScenario {
     /// `broadcast`: `connections` users, `channels` channels of `membersPerChannel` members each (or
     /// Zipf-sized: channel k has about connections/(k+1) members, at least 2); each channel's first
     /// member publishes to it; `rate` messages per second in total; no confirmations.
-    public static func broadcast(connections: Int, channels: Int, membersPerChannel: Int?, rate: Double,
+    package static func broadcast(connections: Int, channels: Int, membersPerChannel: Int?, rate: Double,
                                  payloadBytes: Int, slowConsumers: Int) -> Workload {
         let lists: [[Int]] = (0..<channels).map { k in
             let size = membersPerChannel.map { min($0, connections) } ?? max(2, connections / (k + 1))
@@ -20,7 +20,7 @@ public enum LoadScenario {
     /// `receipts`: one group channel of `members`, all connected and publishing in turn at `rate`
     /// messages per second; every client confirms delivery each `confirmInterval` seconds (batched, as
     /// Stream's SDKs do) and marks read the next round; the channel type has delivery events on.
-    public static func receipts(members: Int, rate: Double, confirmInterval: Double, payloadBytes: Int) -> Workload {
+    package static func receipts(members: Int, rate: Double, confirmInterval: Double, payloadBytes: Int) -> Workload {
         var workload = Workload(channels: [Array(0..<members)], users: members)
         workload.channelType = "bench_receipts"
         workload.deliveryEvents = true
@@ -34,7 +34,7 @@ public enum LoadScenario {
     /// `mixed`: `users` users in many small channels (2 to 6 members, about users/2 of them) and a few
     /// large ones (3 of up to 200 members); one user in ten has read and delivery receipts off; every
     /// client confirms each second and now and then marks a channel unread again.
-    public static func mixed(users: Int, rate: Double, payloadBytes: Int, seed: UInt64) -> Workload {
+    package static func mixed(users: Int, rate: Double, payloadBytes: Int, seed: UInt64) -> Workload {
         var random = SplitMix64(seed: seed)
         var lists: [[Int]] = []
         for _ in 0..<max(1, users / 2) {

@@ -9,20 +9,20 @@ import NIOCore
 /// Records the live trace of a running server (`checkmark replay record`): connects to
 /// `/admin/trace` with a server token and appends every line to a file until the time is up or the
 /// server closes the stream.
-public enum LiveTraceRecorder {
-    public struct Result: Sendable {
-        public var lines = 0
+package enum LiveTraceRecorder {
+    package struct Result: Sendable {
+        package var lines = 0
         /// When the server started sending (its `start` line).
-        public var startedAt: String?
+        package var startedAt: String?
         /// How the stream ended: nil when the recorder stopped it.
-        public var closeCode: WebSocketCloseCode?
+        package var closeCode: WebSocketCloseCode?
     }
 
     /// - Parameters:
     ///   - ready: called once the server streams (everything applied from then on is recorded).
     /// - Throws: ``WebSocketClientError`` when the server refuses (401 for a wrong key or token), or
     ///   a file error.
-    public static func record(
+    package static func record(
         host: String, port: Int, apiKey: String, apiSecret: String, to path: String, seconds: Double,
         ready: @Sendable () -> Void = {}
     ) async throws -> Result {

@@ -12,8 +12,8 @@ import NIOPosix
 /// command through the REST API with a server token, one at a time, each waiting for its answer. The
 /// server must be fresh (no users, channels or messages), so that generated ids and channel
 /// sequences come out as recorded. Then compares what every client received with the recording.
-public enum RemoteReplay {
-    public static func run(
+package enum RemoteReplay {
+    package static func run(
         _ lines: [TraceLine], host: String, port: Int, apiKey: String, apiSecret: String, speed: Double? = nil,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, progress: (Int, Int) -> Void = { _, _ in }
     ) async throws -> ReplayReport {
@@ -43,7 +43,8 @@ public enum RemoteReplay {
                     try await clients[connectionID]?.connection.watch(cid)
                 case .stopWatching(let connectionID, let cid):
                     try await clients[connectionID]?.connection.stopWatching(cid)
-                default:
+                case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers,
+                     .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
                     guard let (method, path, body) = RESTForm.request(for: entry.command) else { break }
                     try await http.call(method, path, body: body)
                 }

@@ -2,55 +2,55 @@ import Foundation
 
 /// Everything one `checkmark bench` run measured, as written to `report.json` (and drawn in
 /// `report.html`). Latencies are microseconds.
-public struct BenchReport: Codable, Sendable {
-    public struct MetricSummary: Codable, Sendable {
-        public var key: String
-        public var name: String
-        public var count: UInt64
-        public var p50: UInt64
-        public var p90: UInt64
-        public var p99: UInt64
-        public var p999: UInt64
-        public var max: UInt64
+package struct BenchReport: Codable, Sendable {
+    package struct MetricSummary: Codable, Sendable {
+        package var key: String
+        package var name: String
+        package var count: UInt64
+        package var p50: UInt64
+        package var p90: UInt64
+        package var p99: UInt64
+        package var p999: UInt64
+        package var max: UInt64
         /// HdrHistogram's percentile curve: [percentile, µs] pairs.
-        public var curve: [[Double]]
+        package var curve: [[Double]]
     }
 
-    public struct CounterSummary: Codable, Sendable {
-        public var key: String
-        public var total: Int
-        public var perSecond: Double
+    package struct CounterSummary: Codable, Sendable {
+        package var key: String
+        package var total: Int
+        package var perSecond: Double
     }
 
     /// One second of the measured window.
-    public struct TimelinePoint: Codable, Sendable {
-        public var second: Int
-        public var rates: [String: Int]
+    package struct TimelinePoint: Codable, Sendable {
+        package var second: Int
+        package var rates: [String: Int]
         /// p99 of `message.new` latency in that second (µs), when any was measured.
-        public var messageNewP99: UInt64?
-        public var serverCores: Double?
-        public var serverResidentBytes: Int?
-        public var harnessCores: Double?
+        package var messageNewP99: UInt64?
+        package var serverCores: Double?
+        package var serverResidentBytes: Int?
+        package var harnessCores: Double?
     }
 
-    public var scenario: String
-    public var parameters: [String: String]
-    public var command: String
-    public var startedAt: String
-    public var machine: [String: String]
-    public var target: String
-    public var warmupSeconds: Int
-    public var durationSeconds: Int
-    public var metrics: [MetricSummary]
-    public var counters: [CounterSummary]
-    public var timeline: [TimelinePoint]
+    package var scenario: String
+    package var parameters: [String: String]
+    package var command: String
+    package var startedAt: String
+    package var machine: [String: String]
+    package var target: String
+    package var warmupSeconds: Int
+    package var durationSeconds: Int
+    package var metrics: [MetricSummary]
+    package var counters: [CounterSummary]
+    package var timeline: [TimelinePoint]
     /// Scenario-specific figures (e.g. memory per idle connection).
-    public var figures: [String: Double]
-    public var warnings: [String]
-    public var errors: [String]
+    package var figures: [String: Double]
+    package var warnings: [String]
+    package var errors: [String]
 
     /// Machine facts for the report: cores, CPU model, kernel, memory.
-    public static func machineFacts() -> [String: String] {
+    package static func machineFacts() -> [String: String] {
         var facts: [String: String] = ["cores": String(CPUAffinity.count)]
         if let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
            let line = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
@@ -75,7 +75,7 @@ public struct BenchReport: Codable, Sendable {
     }
 
     /// Writes `report.json` and `report.html` into `directory` (created if missing).
-    public func write(to directory: String) throws {
+    package func write(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -84,7 +84,7 @@ public struct BenchReport: Codable, Sendable {
     }
 
     /// The final table printed at the end of a run.
-    public func table() -> String {
+    package func table() -> String {
         var lines: [String] = []
         lines.append("\(scenario): \(durationSeconds) s measured after \(warmupSeconds) s warm-up against \(target)")
         lines.append(pad("latency", 40) + pad("count", 12) + ["p50", "p90", "p99", "p99.9", "max"].map { pad($0, 11) }.joined())
@@ -108,13 +108,13 @@ public struct BenchReport: Codable, Sendable {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 
-    public static func format(microseconds: UInt64) -> String {
+    package static func format(microseconds: UInt64) -> String {
         if microseconds >= 1_000_000 { return String(format: "%.2f s", Double(microseconds) / 1e6) }
         if microseconds >= 1_000 { return String(format: "%.2f ms", Double(microseconds) / 1e3) }
         return "\(microseconds) µs"
     }
 
-    public static func format(rate: Double) -> String {
+    package static func format(rate: Double) -> String {
         rate >= 100 ? String(format: "%.0f", rate) : String(format: "%.2f", rate)
     }
 }

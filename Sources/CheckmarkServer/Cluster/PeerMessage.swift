@@ -21,7 +21,9 @@ enum PeerMessage: Sendable, Equatable {
     static func isForwardable(_ command: ReceiptsCommand) -> String? {
         switch command {
         case .watch(let connectionID, _), .stopWatching(let connectionID, _): connectionID
-        default: nil
+        // A connection opens and closes only where its socket is; everything else is no connection's.
+        case .connect, .disconnect, .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
+             .removeMembers, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered: nil
         }
     }
 

@@ -18,7 +18,8 @@ struct PrivacyOracle {
                 settings[patch.id] = current
             }
             if patch.unset.contains("privacy_settings") { settings[patch.id] = PrivacySettings() }
-        default:
+        case .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers, .connect, .disconnect, .watch,
+             .stopWatching, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
             break
         }
     }
