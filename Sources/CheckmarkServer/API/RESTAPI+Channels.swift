@@ -117,19 +117,7 @@ extension RESTAPI {
         return submitAll(commands).flatMap { _ in
             service.read { engine in
                 guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
-                var w = JSONWriter()
-                w.beginObject()
-                w.key("channel")
-                ResultJSON.writeChannel(channel, engine: engine, into: &w)
-                w.key("members")
-                w.beginArray()
-                for id in channel.memberOrder.reversed().prefix(ResultJSON.memberListLimit) {
-                    guard let member = channel.members[id], let user = engine.users[id] else { continue }
-                    ResultJSON.writeMember(member, user: user, engine: engine, into: &w)
-                }
-                w.endArray()
-                w.endObject()
-                return w.bytes
+                return RESTResultJSON.channelWithMembers(channel, engine: engine)
             }
         }
     }
@@ -164,18 +152,8 @@ extension RESTAPI {
         }
         .flatMap { cids in
             service.read { engine in
-                var w = JSONWriter()
-                w.beginObject()
-                w.key("channels")
-                w.beginArray()
-                for cid in cids {
-                    try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer,
-                                                     messages: MessagePagination(limit: messageLimit),
-                                                     watcherCount: service.clusterWatcherCount(cid), into: &w)
-                }
-                w.endArray()
-                w.endObject()
-                return w.bytes
+                try RESTResultJSON.channelStates(cids, engine: engine, viewer: viewer, messageLimit: messageLimit,
+                                                 watcherCount: service.clusterWatcherCount)
             }
         }
     }
@@ -254,12 +232,7 @@ extension RESTAPI {
             }
             let positions = channel.threads[parentID]?.replyPositions ?? []
             let page = try pagination.page(of: positions, in: channel.messages, index: channel.messageIndex)
-            var w = JSONWriter()
-            w.beginObject()
-            w.key("messages")
-            ResultJSON.writeMessages(page, of: channel, engine: engine, into: &w)
-            w.endObject()
-            return w.bytes
+            return RESTResultJSON.messages(page, of: channel, engine: engine)
         }
     }
 }

@@ -43,22 +43,7 @@ extension RESTAPI {
                     read.lastReadMessageID = threadRead.lastReadMessageID
                     read.lastRead = threadRead.lastRead
                 }
-                var w = JSONWriter()
-                w.beginObject()
-                w.key("event")
-                w.beginObject()
-                w.field("type", "message.read")
-                w.field("cid", cid.description)
-                w.field("channel_id", cid.id)
-                w.field("channel_type", cid.type)
-                w.key("user")
-                StreamJSON.write(user: user, into: &w)
-                w.fieldIfPresent("last_read_message_id", read.lastReadMessageID)
-                w.fieldIfPresent("thread_id", threadID)
-                w.field("created_at", read.lastRead)
-                w.endObject()
-                w.endObject()
-                return w.bytes
+                return RESTResultJSON.readEvent(cid: cid, user: user, read: read, threadID: threadID)
             }
         }
     }
@@ -96,26 +81,7 @@ extension RESTAPI {
         let messageID = call.parameters["message_id"] ?? ""
         return service.read { engine in
             let receipts = try engine.receipts(of: messageID, in: cid, viewer: viewer)
-            var w = JSONWriter()
-            w.beginObject()
-            w.field("message_id", messageID)
-            w.field("cid", cid.description)
-            for (name, entries) in [("read_by", receipts.readBy), ("delivered_to", receipts.deliveredTo)] {
-                w.key(name)
-                w.beginArray()
-                for entry in entries {
-                    w.beginObject()
-                    w.key("user")
-                    StreamJSON.write(user: entry.user, into: &w)
-                    w.field(name == "read_by" ? "read_at" : "delivered_at", entry.at)
-                    w.endObject()
-                }
-                w.endArray()
-            }
-            w.field("read_count", receipts.readCount)
-            w.field("delivered_count", receipts.deliveredCount)
-            w.endObject()
-            return w.bytes
+            return RESTResultJSON.receipts(receipts, messageID: messageID, cid: cid)
         }
     }
 
@@ -124,52 +90,8 @@ extension RESTAPI {
     func unreadCounts(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         let user = try call.caller.requiredActor(named: call.query["user_id"])
         return service.read { engine in
-            let channels = try engine.unreadChannels(of: user)
-            var byType: [String: (channels: Int, unread: Int)] = [:]
-            for channel in channels where channel.unreadMessages > 0 {
-                byType[channel.cid.type, default: (0, 0)].channels += 1
-                byType[channel.cid.type, default: (0, 0)].unread += channel.unreadMessages
-            }
-            var w = JSONWriter()
-            w.beginObject()
-            w.field("total_unread_count", channels.reduce(0) { $0 + $1.unreadMessages })
-            w.field("total_unread_channels", channels.count { $0.unreadMessages > 0 })
-            w.field("total_unread_threads_count", engine.counts(for: user).unreadThreads)
-            w.key("channels")
-            w.beginArray()
-            for channel in channels {
-                w.beginObject()
-                w.field("channel_id", channel.cid.description)
-                w.field("unread_count", channel.unreadMessages)
-                w.field("last_read", channel.lastRead)
-                w.endObject()
-            }
-            w.endArray()
-            w.key("channel_type")
-            w.beginArray()
-            for type in byType.keys.sorted() {
-                w.beginObject()
-                w.field("channel_type", type)
-                w.field("channel_count", byType[type]!.channels)
-                w.field("unread_count", byType[type]!.unread)
-                w.endObject()
-            }
-            w.endArray()
-            w.key("threads")
-            w.beginArray()
-            for thread in try engine.unreadThreads(of: user) {
-                w.beginObject()
-                w.field("parent_message_id", thread.parentID)
-                w.field("channel_cid", thread.cid.description)
-                w.field("unread_count", thread.unreadReplies)
-                w.field("last_read", thread.lastRead)
-                // Stream requires the field: empty while no reply was read.
-                w.field("last_read_message_id", thread.lastReadMessageID ?? "")
-                w.endObject()
-            }
-            w.endArray()
-            w.endObject()
-            return w.bytes
+            RESTResultJSON.unreadCounts(channels: try engine.unreadChannels(of: user), threads: try engine.unreadThreads(of: user),
+                                        unreadThreads: engine.counts(for: user).unreadThreads)
         }
     }
 }

@@ -52,18 +52,7 @@ extension RESTAPI {
     }
 
     private static func usersObject(_ outcomes: [ReceiptsOutcome]) -> [UInt8] {
-        var w = JSONWriter()
-        w.beginObject()
-        w.key("users")
-        w.beginObject()
-        for outcome in outcomes {
-            guard case .user(let user) = outcome.result else { continue }
-            w.key(user.id)
-            StreamJSON.write(user: user, into: &w, includePrivacy: true)
-        }
-        w.endObject()
-        w.endObject()
-        return w.bytes
+        RESTResultJSON.users(outcomes.compactMap { if case .user(let user) = $0.result { user } else { nil } })
     }
 
     /// Applies commands one after another (a failure stops the rest and answers the error).
@@ -100,33 +89,18 @@ extension RESTAPI {
         let name = call.parameters["name"] ?? ""
         return service.read { engine in
             guard let type = engine.channelTypes[name] else { throw ReceiptsError.unknownChannelType(name) }
-            var w = JSONWriter()
-            ResultJSON.writeChannelType(type, into: &w)
-            return w.bytes
+            return RESTResultJSON.channelType(type)
         }
     }
 
     /// `{"channel_types": {name: type}}`, names in order.
     func listChannelTypes(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         try call.caller.requireServer("listing channel types")
-        return service.read { engine in
-            var w = JSONWriter()
-            w.beginObject()
-            w.key("channel_types")
-            w.beginObject()
-            for name in engine.channelTypes.keys.sorted() {
-                w.key(name)
-                ResultJSON.writeChannelType(engine.channelTypes[name]!, into: &w)
-            }
-            w.endObject()
-            w.endObject()
-            return w.bytes
-        }
+        return service.read { engine in RESTResultJSON.channelTypes(engine.channelTypes) }
     }
 
     private static func channelTypeObject(_ outcome: ReceiptsOutcome) -> [UInt8] {
-        var w = JSONWriter()
-        if case .channelType(let type) = outcome.result { ResultJSON.writeChannelType(type, into: &w) } else { return emptyObject }
-        return w.bytes
+        guard case .channelType(let type) = outcome.result else { return emptyObject }
+        return RESTResultJSON.channelType(type)
     }
 }

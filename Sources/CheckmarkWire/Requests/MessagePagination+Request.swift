@@ -2,7 +2,7 @@ import CheckmarkCore
 
 /// Stream's `MessagePaginationParams` from a request: the `messages` object of a channel query, or
 /// the query string of `GET /messages/{parent_id}/replies`.
-package extension MessagePagination {
+extension MessagePagination {
     /// Every cursor field, in the order they are looked for.
     package static let cursorFields = [
         "id_lt", "id_lte", "id_gt", "id_gte", "id_around", "created_at_before", "created_at_before_or_equal",
