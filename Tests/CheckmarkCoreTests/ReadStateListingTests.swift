@@ -19,6 +19,22 @@ struct ReadStateListingTests {
         #expect(byRecent.map(\.user.id) == (20..<120).reversed().map { "u\($0)" })
     }
 
+    @Test func aChannelRestoredFromRowsInAnotherOrderListsItsMembersMostRecentlyAddedFirst() throws {
+        var s = Scenario()
+        for id in ["a", "b", "c", "d"] { try s.users(id) }
+        try s.channel(members: ["a", "b"])
+        try s.run(.addMembers(cid: Scenario.general, userIDs: ["c"]))
+        try s.run(.addMembers(cid: Scenario.general, userIDs: ["d"]))
+        let expected = try s.engine.readStates(of: Scenario.general, viewer: "a").map(\.user.id)
+        #expect(expected == ["d", "c", "b", "a"])
+        var snapshot = s.engine.snapshot()
+        let index = try #require(snapshot.channels.firstIndex { $0.cid == Scenario.general })
+        snapshot.channels[index].memberOrder = ["d", "a", "c", "b"]
+        let restored = ReceiptsEngine(restoring: snapshot)
+        #expect(try restored.readStates(of: Scenario.general, viewer: "a").map(\.user.id) == expected)
+        #expect(restored.channels[Scenario.general]?.memberOrder == ["a", "b", "c", "d"])
+    }
+
     @Test func receiptsGiveTheExactTimeEachPointerFirstPassedTheMessage() throws {
         var s = Scenario()
         try s.users("a", "b", "c")

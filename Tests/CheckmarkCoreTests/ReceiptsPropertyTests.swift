@@ -65,6 +65,7 @@ struct ReceiptsPropertyTests {
                 s.now += 1_000_000
                 Self.checkPointers(before: before, after: s.engine, command: command)
                 Self.checkCounts(s.engine)
+                Self.checkMemberOrder(s.engine)
                 Self.checkPrivacy(outcome, engine: s.engine, privacy: privacyBefore)
             }
         }
@@ -82,6 +83,14 @@ struct ReceiptsPropertyTests {
                 #expect(read.readPosition >= old.readPosition)
                 #expect(read.lastRead >= old.lastRead)
             }
+        }
+    }
+
+    /// Members are listed in join-time order, so the newest are the last (the read-state listing relies on it).
+    static func checkMemberOrder(_ engine: ReceiptsEngine) {
+        for channel in engine.channels.values {
+            let joined = channel.memberOrder.map { channel.members[$0]!.createdAt }
+            #expect(zip(joined, joined.dropFirst()).allSatisfy { $0 <= $1 }, "members of \(channel.cid) out of join order")
         }
     }
 

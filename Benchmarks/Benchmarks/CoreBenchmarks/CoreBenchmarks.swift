@@ -104,4 +104,16 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
     }
+
+    // A watch's channel state lists at most 100 read states: its cost must not grow with the channel.
+    for members in [1_000, 16_000] {
+        Benchmark("read-states-\(members / 1_000)k-members", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+            let (engine, _) = bigChannel(members: members)
+            benchmark.startMeasurement()
+            for i in benchmark.scaledIterations {
+                blackHole(try! engine.readStates(of: general, viewer: "user-\(i % members)"))
+            }
+            benchmark.stopMeasurement()
+        }
+    }
 }

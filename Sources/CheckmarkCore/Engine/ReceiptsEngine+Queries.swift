@@ -40,15 +40,9 @@ extension ReceiptsEngine {
     /// is hidden are left out.
     public func readStates(of cid: ChannelCID, viewer: String) throws(ReceiptsError) -> [ReadStateView] {
         let channel = try channel(cid)
-        // Most recently added first; among members added at the same time, the later-added first.
-        let ordered = channel.memberOrder.reversed().enumerated()
-            .sorted { lhs, rhs in
-                let a = channel.members[lhs.element]!.createdAt
-                let b = channel.members[rhs.element]!.createdAt
-                return a != b ? a > b : lhs.offset < rhs.offset
-            }
-            .map(\.element)
-        var chosen = Array(ordered.prefix(Self.readStateListLimit))
+        // Most recently added first; among members added at the same time, the later-added first. The
+        // member order is join-time order (``Channel/memberOrder``): its end, read backwards, is that.
+        var chosen = Array(channel.memberOrder.reversed().prefix(Self.readStateListLimit))
         if channel.members[viewer] != nil && !chosen.contains(viewer) {
             chosen.removeLast()
             chosen.append(viewer)

@@ -5,7 +5,9 @@ public struct Channel: Sendable {
     public var createdBy: String?
     public var createdAt: Timestamp
     public var members: [String: Member] = [:]
-    /// Member ids in the order they were added.
+    /// Member ids in the order they were added, which is also the order of their `createdAt`: members
+    /// join at the engine's clock, which never runs backwards, and a restored channel is put back in
+    /// that order. The newest members are therefore the last ones, with no sort, whatever the size.
     public var memberOrder: [String] = []
     /// All messages, channel messages and thread replies, in `createdAt` order.
     public var messages: [Message] = []
@@ -25,6 +27,14 @@ public struct Channel: Sendable {
     public struct Watcher: Sendable, Hashable {
         public var connectionID: String
         public var userID: String
+    }
+
+    /// Puts ``memberOrder`` in join-time order, members who joined at the same time in the order they
+    /// had: the order the engine keeps, for a channel whose rows were written in another order.
+    mutating func orderMembersByJoinTime() {
+        let joined = memberOrder.map { members[$0]?.createdAt ?? Timestamp(rawValue: .min) }
+        guard zip(joined, joined.dropFirst()).contains(where: { $0 > $1 }) else { return }
+        memberOrder = memberOrder.indices.sorted { joined[$0] != joined[$1] ? joined[$0] < joined[$1] : $0 < $1 }.map { memberOrder[$0] }
     }
 
     /// Adds a watcher; false if the connection already watches.

@@ -13,6 +13,7 @@ extension ReceiptsEngine {
                 recordMessageChannel(message.id, channel.cid)
             }
             channel.rebuildDerivedLists()
+            channel.orderMembersByJoinTime()
             for thread in channel.threads.values {
                 for (userID, read) in thread.reads where read.unreadReplies > 0 {
                     adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
