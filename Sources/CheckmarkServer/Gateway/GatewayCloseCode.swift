@@ -1,3 +1,4 @@
+import CheckmarkCore
 import CheckmarkWebSocket
 
 /// The close codes the gateway ends a connection with, beyond RFC 6455's own (documented in

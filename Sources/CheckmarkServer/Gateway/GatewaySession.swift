@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkStorage
 import CheckmarkWebSocket
 import NIOCore
 
