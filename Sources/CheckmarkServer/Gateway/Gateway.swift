@@ -41,11 +41,12 @@ public final class Gateway: Sendable {
         _ = open.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(connection)) }
     }
 
-    /// Closes every open connection with `code` (1001 at shutdown), each on its own event loop.
-    public func closeAll(code: WebSocketCloseCode = .goingAway, reason: String) {
+    /// Closes every open connection for `refusal` (at shutdown: 1001; storage failed: 1011), each on
+    /// its own event loop.
+    public func closeAll(_ refusal: GatewayRefusal = .shuttingDown, reason: String) {
         let connections = open.withLockedValue { Array($0.values) }
         for box in connections {
-            box.wrappedValue.eventLoop.execute { box.wrappedValue.close(code: code, reason: reason) }
+            box.wrappedValue.eventLoop.execute { box.wrappedValue.close(refusal, reason: reason) }
         }
     }
 }

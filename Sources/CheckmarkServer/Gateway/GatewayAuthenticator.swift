@@ -34,44 +34,44 @@ public struct GatewayAuthenticator: Sendable {
         public var resume: [(ChannelCID, Int64)] = []
     }
 
-    /// A refusal: the error event to send and the close code to end with.
+    /// A refusal: the error event to send and why (which chooses the close code to end with).
     public struct Refusal: Error, Sendable {
         public var error: WireError
-        public var closeCode: WebSocketCloseCode
         /// What `checkmark_auth_failures_total` counts it as.
         public var reason: AuthFailureReason
+        /// The close code to end with: 4002 for an expired token, else 4001.
+        public var closeCode: WebSocketCloseCode { WebSocketCloseCode(.authentication(reason)) }
     }
 
     public func authenticate(query: [String: String], now: Timestamp) -> Result<Identity, Refusal> {
         guard let key = query["api_key"], key == apiKey else {
-            return .failure(Refusal(error: .unauthenticated("api_key is missing or unknown"), closeCode: GatewayCloseCode.authenticationFailed, reason: .apiKey))
+            return .failure(Refusal(error: .unauthenticated("api_key is missing or unknown"), reason: .apiKey))
         }
         guard let text = query["json"], let json = try? JSONParser.parse(text), case .object = json else {
-            return .failure(Refusal(error: .invalid("the json parameter must be a JSON object with user_id"), closeCode: GatewayCloseCode.authenticationFailed, reason: .malformedRequest))
+            return .failure(Refusal(error: .invalid("the json parameter must be a JSON object with user_id"), reason: .malformedRequest))
         }
         guard let userID = json["user_id"]?.stringValue ?? json["user_details"]?["id"]?.stringValue, !userID.isEmpty,
               userID.utf8.count <= 255 else {
-            return .failure(Refusal(error: .invalid("json.user_id is required"), closeCode: GatewayCloseCode.authenticationFailed, reason: .malformedRequest))
+            return .failure(Refusal(error: .invalid("json.user_id is required"), reason: .malformedRequest))
         }
         guard let token = query["authorization"], !token.isEmpty else {
-            return .failure(Refusal(error: .unauthenticated("the authorization parameter (a user token) is required"), closeCode: GatewayCloseCode.authenticationFailed, reason: .tokenMissing))
+            return .failure(Refusal(error: .unauthenticated("the authorization parameter (a user token) is required"), reason: .tokenMissing))
         }
         let claims: JSONValue
         do {
             claims = try JWT.verify(token, secret: apiSecret, now: now, clockSkewSeconds: tokenClockSkewSeconds)
         } catch {
-            let code = error == .expired ? GatewayCloseCode.tokenExpired : GatewayCloseCode.authenticationFailed
-            return .failure(Refusal(error: WireError(error), closeCode: code, reason: AuthFailureReason(error)))
+            return .failure(Refusal(error: WireError(error), reason: AuthFailureReason(error)))
         }
         guard claims["user_id"]?.stringValue == userID else {
-            return .failure(Refusal(error: .unauthenticated("the token's user_id does not match json.user_id \(userID)"), closeCode: GatewayCloseCode.authenticationFailed, reason: .userMismatch))
+            return .failure(Refusal(error: .unauthenticated("the token's user_id does not match json.user_id \(userID)"), reason: .userMismatch))
         }
         let details = (json["user_details"]?.objectValue ?? []).filter { $0.0 != "id" }
         let resume: [(ChannelCID, Int64)]
         do {
             resume = try RequestFields.resumeMap(json["resume"], limit: maxResumeChannels)
         } catch {
-            return .failure(Refusal(error: error, closeCode: GatewayCloseCode.authenticationFailed, reason: .malformedRequest))
+            return .failure(Refusal(error: error, reason: .malformedRequest))
         }
         return .success(Identity(userID: userID, details: details, detailsGiven: json["user_details"]?.objectValue != nil, resume: resume))
     }

@@ -47,7 +47,7 @@ final class TraceStreamConnection: WebSocketApplication {
     private func send(_ lines: [[UInt8]]) {
         guard let session else { return }
         if session.bufferedOutboundBytes > maxBufferedBytes {
-            session.close(code: GatewayCloseCode.slowConsumer, reason: "trace reader too far behind")
+            session.close(code: WebSocketCloseCode(.slowConsumer), reason: "trace reader too far behind")
             return
         }
         for line in lines {

@@ -154,15 +154,15 @@ public final class ReceiptsServer: Sendable {
 
     private func storageFailed(_ error: StorageError) {
         fatal.withLockedValue { $0 = error }
-        Task { await self.shutdown(code: GatewayCloseCode.unavailable) }
+        Task { await self.shutdown(.unavailable) }
     }
 
     /// Graceful stop (see the type's documentation). Safe to call more than once.
     public func shutdown() async {
-        await shutdown(code: GatewayCloseCode.goingAway)
+        await shutdown(.shuttingDown)
     }
 
-    private func shutdown(code: WebSocketCloseCode) async {
+    private func shutdown(_ refusal: GatewayRefusal) async {
         let first = stoppingFlag.withLockedValue { flag in
             defer { flag = true }
             return !flag
@@ -173,7 +173,7 @@ public final class ReceiptsServer: Sendable {
         }
         logger.info("shutting down", metadata: ["connections": "\(gateway.connectionCount)"])
         try? await listener.close()
-        gateway.closeAll(code: code, reason: code == GatewayCloseCode.goingAway ? "server shutting down" : "storage failed")
+        gateway.closeAll(refusal, reason: refusal == .shuttingDown ? "server shutting down" : "storage failed")
         // Clients get the close handshake's time; past the timeout, what is left is dropped.
         let deadline = NIODeadline.now() + .seconds(Int64(configuration.shutdownTimeoutSeconds))
         while gateway.connectionCount > 0 && NIODeadline.now() < deadline {

@@ -1,0 +1,519 @@
+import CheckmarkCore
+import CheckmarkStorage
+import CheckmarkWebSocket
+import NIOCore
+
+/// The rules of one `/connect` connection, as a pure state machine: inputs (the socket's messages,
+/// the service's answers, events fanned out, writability, timers) go in, the actions to perform come
+/// out (frames to send, service calls, closes, reading paused or resumed). No I/O and no clock of its
+/// own: time comes in as values. ``GatewayConnection`` performs the actions.
+struct GatewaySession {
+    enum State: Equatable {
+        /// Opened; the credentials are being checked and a connection slot taken.
+        case authenticating
+        /// Holding a slot; the user is being updated and the connection registered with the service.
+        case registering(userID: String)
+        /// The first `health.check` is out; commands are answered.
+        case ready(connectionID: String, userID: String)
+        /// The server closed it (or is closing it) and waits for the socket to go; what it still holds
+        /// (a registration, a slot) is given back then.
+        case closing(connectionID: String?, userID: String?, holdsSlot: Bool)
+        /// The socket is gone; everything is given back.
+        case closed
+    }
+
+    enum Input {
+        /// The WebSocket is open, with the outcome of the credentials check.
+        case opened(Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>)
+        /// The connection slot (``GatewayLimits``) was taken, or could not be: why.
+        case slotAcquired
+        case slotRefused(reason: String)
+        /// The connection is registered with the service; its first `health.check`.
+        case registered(connectionID: String, healthCheck: ByteBuffer)
+        case registrationFailed(any Error)
+        /// A text or binary message from the client.
+        case textReceived(ByteBuffer, now: NIODeadline)
+        case binaryReceived(now: NIODeadline)
+        /// Answers of the service to the actions ``Action/readHealthCheck(connectionID:userID:)``,
+        /// ``Action/submit(_:connectionID:userID:)`` and ``Action/watch(_:lastSeq:requestID:connectionID:userID:)``.
+        case healthCheckAnswered(ByteBuffer?)
+        case commandAnswered(requestID: String?, Result<[UInt8], WireError>)
+        case watchAnswered(ChannelCID, lastSeq: Int64?, requestID: String?, Result<WatchAnswer, WireError>, at: Timestamp)
+        /// An event's frame fanned out to this connection.
+        case eventFannedOut(ByteBuffer, cid: ChannelCID?, channelSeq: Int64?)
+        case writabilityChanged(isWritable: Bool)
+        /// The slow-consumer timer fired; what the socket holds now (for the log).
+        case slowConsumerTimerFired(bufferedBytes: Int)
+        /// The server closes every connection (shutdown, storage failure).
+        case closeRequested(GatewayRefusal, reason: String)
+        case disconnected(WebSocketCloseCode?)
+    }
+
+    /// What a watch found: the channel's state (the reply's result), the user's counts, and the resume.
+    struct WatchAnswer {
+        var state: [UInt8]
+        var counts: UnreadCounts
+        var resume: ChannelResume?
+    }
+
+    /// What a text message sent is, for the metrics.
+    enum Sent: Equatable {
+        case reply, error, healthCheck, replayedEvent, resumeMarker
+    }
+
+    enum Metric: Equatable {
+        case authenticationFailed(AuthFailureReason)
+        case slowConsumerDisconnect
+        case resumed(replayedEvents: Int)
+        case resumeFailed
+    }
+
+    /// A refusal for the refusal log, with the connection it happened on.
+    struct RefusalNote: Equatable {
+        enum Kind: Equatable {
+            /// The connection is closed with this code.
+            case closed(WebSocketCloseCode)
+            /// A command is answered with an error (with its HTTP status).
+            case answered(status: Int, requestID: String?)
+            /// The connection is closed as a slow consumer, holding this many bytes.
+            case slowConsumer(WebSocketCloseCode, bufferedBytes: Int)
+        }
+        var code: String
+        var kind: Kind
+        var message: String
+        var connectionID: String?
+        var userID: String?
+    }
+
+    enum Action: Equatable {
+        /// A message the gateway wrote itself (``GatewayEnvelope``).
+        case sendText(ByteBuffer, Sent)
+        /// A fanned-out event's complete frame.
+        case sendFrame(ByteBuffer)
+        case close(WebSocketCloseCode, reason: String)
+        case setReading(Bool)
+        case acquireSlot(userID: String)
+        case releaseSlot(userID: String)
+        /// Update or create the user from the connection's profile, register the connection, and
+        /// read its first `health.check`.
+        case register(userID: String)
+        case unregister(connectionID: String)
+        case readHealthCheck(connectionID: String, userID: String)
+        case submit(GatewayRequest, connectionID: String, userID: String)
+        case watch(ChannelCID, lastSeq: Int64?, requestID: String?, connectionID: String, userID: String)
+        case startSlowConsumerTimer(TimeAmount)
+        case cancelSlowConsumerTimer
+        case count(Metric)
+        case logRefusal(RefusalNote)
+        /// The socket is gone: the connection's last log line and metrics.
+        case ended(connectionID: String?, userID: String?, code: WebSocketCloseCode?)
+    }
+
+    private(set) var state: State = .authenticating
+    let limits: GatewayLimits
+    private var bucket: TokenBucket
+    /// Commands refused for the rate in the current one-second window, and when it began.
+    private var refusedInWindow = 0
+    private var refusalWindowStart = NIODeadline.uptimeNanoseconds(0)
+    private var buffer = ResumeBuffer()
+    private var watched: Set<ChannelCID> = []
+    /// Channels named by `resume` on connect, watched right after the first `health.check`.
+    private var resumeOnConnect: [(ChannelCID, Int64)] = []
+    /// The user the credentials name, while its connection slot is being taken.
+    private var authenticatedUserID: String?
+    /// When the outbound buffer last went over the limit (nil while under it).
+    private var overLimitSince: NIODeadline?
+    /// Whether frames may still be queued (not after a slow-consumer close, nor once gone).
+    private var outboundOpen = true
+    /// Commands received and not answered yet; whether the socket is writable and its reading paused.
+    private var inFlight = 0
+    private var isWritable = true
+    private var readingPaused = false
+    private var timerArmed = false
+
+    init(limits: GatewayLimits, now: NIODeadline) {
+        self.limits = limits
+        bucket = TokenBucket(rate: limits.commandsPerSecond, burst: limits.commandBurst, now: now)
+    }
+
+    var connectionID: String? {
+        switch state {
+        case .ready(let connectionID, _): connectionID
+        case .closing(let connectionID, _, _): connectionID
+        case .authenticating, .registering, .closed: nil
+        }
+    }
+
+    var userID: String? {
+        switch state {
+        case .registering(let userID), .ready(_, let userID): userID
+        case .closing(_, let userID, _): userID
+        case .authenticating, .closed: nil
+        }
+    }
+
+    private var holdsSlot: Bool {
+        switch state {
+        case .registering, .ready: true
+        case .closing(_, _, let holdsSlot): holdsSlot
+        case .authenticating, .closed: false
+        }
+    }
+
+    // MARK: Inputs
+
+    mutating func handle(_ input: Input) -> [Action] {
+        switch input {
+        case .opened(let authentication): opened(authentication)
+        case .slotAcquired: slotAcquired()
+        case .slotRefused(let reason): refuse(.tooManyConnections(reason), .tooManyConnections)
+        case .registered(let connectionID, let healthCheck): registered(connectionID, healthCheck: healthCheck)
+        case .registrationFailed(let error): registrationFailed(error)
+        case .textReceived(let text, let now): received(text, now: now)
+        case .binaryReceived(let now): received(nil, now: now)
+        case .healthCheckAnswered(let healthCheck):
+            (healthCheck.map { [.sendText($0, .healthCheck)] } ?? []) + answered()
+        case .commandAnswered(let requestID, let result): commandAnswered(requestID, result)
+        case .watchAnswered(let cid, let lastSeq, let requestID, let result, let now):
+            watchAnswered(cid, lastSeq: lastSeq, requestID: requestID, result, now: now)
+        case .eventFannedOut(let frame, let cid, let channelSeq): fannedOut(frame, cid: cid, channelSeq: channelSeq)
+        case .writabilityChanged(let isWritable): writabilityChanged(isWritable)
+        case .slowConsumerTimerFired(let buffered): slowConsumerTimerFired(buffered: buffered)
+        case .closeRequested(let refusal, let reason): closeRequested(refusal, reason: reason)
+        case .disconnected(let code): disconnected(code)
+        }
+    }
+
+    /// Whether one more frame may be queued for the client, which holds `buffered` bytes: every frame
+    /// (events, replies, errors, resume batches) counts against the outbound limit. A client that
+    /// stayed over ``GatewayLimits/maxOutboundBufferBytes`` for the grace period, or passed the hard
+    /// limit, is closed as a slow consumer (4009) and nothing more is queued. Nil: send it; else drop
+    /// it and perform these actions.
+    mutating func outboundQueued(buffered: Int, now: NIODeadline) -> [Action]? {
+        guard outboundOpen else { return [] }
+        guard buffered > limits.maxOutboundBufferBytes else {
+            overLimitSince = nil
+            return nil
+        }
+        let since = overLimitSince ?? now
+        overLimitSince = since
+        if buffered > limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor || now - since > grace {
+            return slowConsumer(buffered: buffered, reason: "outbound buffer over \(limits.maxOutboundBufferBytes) bytes for too long")
+        }
+        return nil
+    }
+
+    private var grace: TimeAmount { .milliseconds(Int64(limits.slowConsumerGraceMilliseconds)) }
+
+    // MARK: Connecting
+
+    private mutating func opened(_ authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>) -> [Action] {
+        switch state {
+        case .authenticating: break
+        case .registering, .ready, .closing, .closed: return []
+        }
+        switch authentication {
+        case .failure(let refusal):
+            return [.count(.authenticationFailed(refusal.reason))] + refuse(refusal.error, .authentication(refusal.reason))
+        case .success(let identity):
+            authenticatedUserID = identity.userID
+            resumeOnConnect = identity.resume
+            // Channels resumed on connect: their events wait from the start, so that the replay comes in order.
+            for (cid, _) in identity.resume { buffer.beginResume(cid) }
+            return [.acquireSlot(userID: identity.userID)]
+        }
+    }
+
+    private mutating func slotAcquired() -> [Action] {
+        guard case .authenticating = state, let userID = authenticatedUserID else { return [] }
+        state = .registering(userID: userID)
+        return [.register(userID: userID)]
+    }
+
+    private mutating func registered(_ connectionID: String, healthCheck: ByteBuffer) -> [Action] {
+        switch state {
+        case .registering(let userID):
+            state = .ready(connectionID: connectionID, userID: userID)
+            var actions: [Action] = [.sendText(healthCheck, .healthCheck)]
+            actions += buffer.takeBeforeHealthCheck().map { .sendFrame($0) }
+            for (cid, after) in resumeOnConnect {
+                actions += watch(cid, lastSeq: after, requestID: "resume:\(cid)", held: true)
+            }
+            resumeOnConnect = []
+            return actions
+        case .closing(nil, let userID, let holdsSlot):
+            // Closed by the server while registering: given back when the socket goes.
+            state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
+            return []
+        case .closed:
+            // Gone while registering: undo the registration.
+            return [.unregister(connectionID: connectionID)]
+        case .authenticating, .ready, .closing:
+            return [.unregister(connectionID: connectionID)]
+        }
+    }
+
+    private mutating func registrationFailed(_ error: any Error) -> [Action] {
+        switch state {
+        case .registering: return refuse(WireError(any: error), GatewayRefusal(connectFailure: error))
+        case .authenticating, .ready, .closing, .closed: return []
+        }
+    }
+
+    // MARK: Commands
+
+    private mutating func received(_ text: ByteBuffer?, now: NIODeadline) -> [Action] {
+        switch state {
+        case .authenticating, .registering, .ready: break
+        case .closing, .closed: return []
+        }
+        // Every message, binary ones too, is counted against the rate before it is answered.
+        guard bucket.take(now: now) else {
+            // Sustained excess closes (4008): more refusals within one second than the burst allows. A
+            // refilled token now and then does not reset it (a flood faster than the rate never ends
+            // in a run of refusals long enough otherwise).
+            if now - refusalWindowStart > .seconds(1) {
+                refusalWindowStart = now
+                refusedInWindow = 0
+            }
+            refusedInWindow += 1
+            if refusedInWindow > limits.commandBurst {
+                return refuse(.rateLimited("more than \(limits.commandsPerSecond) commands a second, for too long"), .rateLimited)
+            }
+            return replyError(.rateLimited("more than \(limits.commandsPerSecond) commands a second; slow down"), requestID: nil)
+        }
+        guard let text else {
+            return replyError(.invalid("binary messages are not supported; send JSON text"), requestID: nil)
+        }
+        let request: GatewayRequest
+        switch GatewayRequest.parse(text.readableBytesView, limits: limits.json) {
+        case .failure(let failure):
+            if failure.limit != nil { return refuse(failure.error, .jsonTooLarge) }
+            return replyError(failure.error, requestID: failure.requestID)
+        case .success(let parsed):
+            request = parsed
+        }
+        guard case .ready(let connectionID, let userID) = state else {
+            switch request.kind {
+            case .healthCheck: return []
+            case .watch, .stopWatching, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+                return replyError(WireError(code: "not_connected", message: "wait for the health.check event before sending commands",
+                                            httpStatus: 409, streamCode: 4), requestID: request.requestID)
+            }
+        }
+        switch request.kind {
+        case .healthCheck:
+            return began() + [.readHealthCheck(connectionID: connectionID, userID: userID)]
+        case .watch(let cid, let lastSeq):
+            return watch(cid, lastSeq: lastSeq, requestID: request.requestID)
+        case .stopWatching(let cid):
+            watched.remove(cid)
+            return began() + [.submit(request, connectionID: connectionID, userID: userID)]
+        case .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+            return began() + [.submit(request, connectionID: connectionID, userID: userID)]
+        }
+    }
+
+    private mutating func commandAnswered(_ requestID: String?, _ result: Result<[UInt8], WireError>) -> [Action] {
+        let sent: [Action]
+        switch result {
+        case .success(let json): sent = [.sendText(GatewayEnvelope.reply(result: json, requestID: requestID), .reply)]
+        case .failure(let error): sent = replyError(error, requestID: requestID)
+        }
+        return sent + answered()
+    }
+
+    /// Starts watching `cid`; the reply is the channel's state. With `lastSeq`, the events missed after
+    /// it follow the reply, then `channel.resumed` (or `channel.resume_failed`), then the live events,
+    /// which wait meanwhile. `held`: the channel's events are held already (a resume named on connect).
+    private mutating func watch(_ cid: ChannelCID, lastSeq: Int64?, requestID: String?, held: Bool = false) -> [Action] {
+        guard case .ready(let connectionID, let userID) = state else { return [] }
+        if !watched.contains(cid) && watched.count >= limits.maxWatchedChannelsPerConnection {
+            let error = WireError(code: "too_many_watched_channels",
+                                  message: "a connection may watch at most \(limits.maxWatchedChannelsPerConnection) channels",
+                                  httpStatus: 429, streamCode: 9)
+            return replyError(error, requestID: requestID) + (held ? buffer.release(cid).map { .sendFrame($0) } : [])
+        }
+        if lastSeq != nil && !held {
+            guard buffer.beginResume(cid) else {
+                return replyError(.invalid("channel \(cid) is being resumed already; wait for channel.resumed"), requestID: requestID)
+            }
+        }
+        watched.insert(cid)
+        return began() + [.watch(cid, lastSeq: lastSeq, requestID: requestID, connectionID: connectionID, userID: userID)]
+    }
+
+    private mutating func watchAnswered(_ cid: ChannelCID, lastSeq: Int64?, requestID: String?, _ result: Result<WatchAnswer, WireError>,
+                                        now: Timestamp) -> [Action] {
+        var actions: [Action]
+        switch result {
+        case .success(let answer):
+            actions = [.sendText(GatewayEnvelope.reply(result: answer.state, requestID: requestID), .reply)]
+            if let resume = answer.resume { actions += finishResume(resume, counts: answer.counts, now: now) }
+        case .failure(let error):
+            watched.remove(cid)
+            actions = replyError(error, requestID: requestID)
+            if lastSeq != nil { actions += buffer.release(cid).map { .sendFrame($0) } }
+        }
+        return actions + answered()
+    }
+
+    /// The replayed events merged in channel order with the user's own notifications that reached the
+    /// connection while it was held (those are not in the replay), then the marker, then the live
+    /// events after the seam (``ResumeBuffer/finish(_:replayedSeqs:head:)``).
+    private mutating func finishResume(_ resume: ChannelResume, counts: UnreadCounts, now: Timestamp) -> [Action] {
+        switch resume.outcome {
+        case .replayed(let events):
+            return buffer.finish(resume.cid, replayedSeqs: events.map(\.channelSeq), head: resume.head).flatMap { output -> [Action] in
+                switch output {
+                case .replayed(let index):
+                    let event = events[index]
+                    return [.sendText(GatewayEnvelope.replayedEvent(stored: event.json, type: event.type, counts: counts), .replayedEvent)]
+                case .held(let frame):
+                    return [.sendFrame(frame)]
+                case .marker:
+                    let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
+                                                              result: .replayed(events.count))
+                    return [.count(.resumed(replayedEvents: events.count)), .sendText(marker, .resumeMarker)]
+                }
+            }
+        case .unavailable(let reason):
+            let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
+                                                      result: .failed(reason: reason))
+            return [.count(.resumeFailed), .sendText(marker, .resumeMarker)] + buffer.release(resume.cid).map { .sendFrame($0) }
+        }
+    }
+
+    // MARK: Events out
+
+    private mutating func fannedOut(_ frame: ByteBuffer, cid: ChannelCID?, channelSeq: Int64?) -> [Action] {
+        switch state {
+        case .registering:
+            // Registered but the first health.check is not out yet: it must come first.
+            _ = buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: true)
+            return []
+        case .ready:
+            return buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: false) ? [] : [.sendFrame(frame)]
+        case .authenticating, .closing, .closed:
+            return []
+        }
+    }
+
+    // MARK: Flow control
+
+    private mutating func began() -> [Action] {
+        inFlight += 1
+        return updateReading()
+    }
+
+    private mutating func answered() -> [Action] {
+        inFlight -= 1
+        return updateReading()
+    }
+
+    /// Reads the client's commands only while it reads what it is sent (the socket is writable) and
+    /// fewer than ``GatewayLimits/maxCommandsInFlight`` of its commands wait for their answers.
+    private mutating func updateReading() -> [Action] {
+        guard outboundOpen else { return [] }
+        let read = inFlight < GatewayLimits.maxCommandsInFlight && isWritable
+        guard read == readingPaused else { return [] }
+        readingPaused = !read
+        return [.setReading(read)]
+    }
+
+    /// Closes the connection as a slow consumer when it stays unwritable (it does not read what it
+    /// was sent) for the grace period: the timer runs while it is unwritable.
+    private mutating func writabilityChanged(_ writable: Bool) -> [Action] {
+        guard outboundOpen else { return [] }
+        isWritable = writable
+        var actions = updateReading()
+        if timerArmed {
+            timerArmed = false
+            actions.append(.cancelSlowConsumerTimer)
+        }
+        if !writable {
+            timerArmed = true
+            actions.append(.startSlowConsumerTimer(grace))
+        }
+        return actions
+    }
+
+    private mutating func slowConsumerTimerFired(buffered: Int) -> [Action] {
+        timerArmed = false
+        guard outboundOpen, !isWritable else { return [] }
+        return slowConsumer(buffered: buffered, reason: "did not read what it was sent for \(limits.slowConsumerGraceMilliseconds) ms")
+    }
+
+    /// Closes the connection as a slow consumer (4009); nothing more is queued for it.
+    private mutating func slowConsumer(buffered: Int, reason: String) -> [Action] {
+        let code = WebSocketCloseCode(.slowConsumer)
+        var actions: [Action] = [
+            .count(.slowConsumerDisconnect),
+            .logRefusal(RefusalNote(code: "slow_consumer", kind: .slowConsumer(code, bufferedBytes: buffered), message: reason,
+                                    connectionID: connectionID, userID: userID)),
+        ]
+        if timerArmed {
+            timerArmed = false
+            actions.append(.cancelSlowConsumerTimer)
+        }
+        actions.append(.close(code, reason: reason))
+        outboundOpen = false
+        state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
+        return actions
+    }
+
+    // MARK: Closing
+
+    /// Refuses the connection: the error event, then the close with the refusal's code.
+    private mutating func refuse(_ error: WireError, _ refusal: GatewayRefusal) -> [Action] {
+        let code = WebSocketCloseCode(refusal)
+        let actions: [Action] = [
+            .logRefusal(RefusalNote(code: error.code, kind: .closed(code), message: error.message, connectionID: connectionID, userID: userID)),
+            .sendText(errorEnvelope(error, requestID: nil), .error),
+            .close(code, reason: error.message),
+        ]
+        state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
+        return actions
+    }
+
+    /// Answers a command with an error event; the refusal is logged (rate-limited), like a REST error.
+    private func replyError(_ error: WireError, requestID: String?) -> [Action] {
+        [
+            .logRefusal(RefusalNote(code: error.code, kind: .answered(status: error.httpStatus, requestID: requestID), message: error.message,
+                                    connectionID: connectionID, userID: userID)),
+            .sendText(errorEnvelope(error, requestID: requestID), .error),
+        ]
+    }
+
+    private func errorEnvelope(_ error: WireError, requestID: String?) -> ByteBuffer {
+        GatewayEnvelope.error(requestID: requestID) { error.write(into: &$0) }
+    }
+
+    private mutating func closeRequested(_ refusal: GatewayRefusal, reason: String) -> [Action] {
+        switch state {
+        case .authenticating, .registering, .ready: break
+        case .closing, .closed: return []
+        }
+        state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
+        return [.close(WebSocketCloseCode(refusal), reason: reason)]
+    }
+
+    private mutating func disconnected(_ code: WebSocketCloseCode?) -> [Action] {
+        var actions: [Action] = []
+        if timerArmed {
+            timerArmed = false
+            actions.append(.cancelSlowConsumerTimer)
+        }
+        switch state {
+        case .closed: return actions
+        case .authenticating, .registering, .ready, .closing: break
+        }
+        let (connectionID, userID, holdsSlot) = (connectionID, userID, holdsSlot)
+        actions.append(.ended(connectionID: connectionID, userID: userID, code: code))
+        if let connectionID { actions.append(.unregister(connectionID: connectionID)) }
+        if holdsSlot, let userID { actions.append(.releaseSlot(userID: userID)) }
+        state = .closed
+        outboundOpen = false
+        return actions
+    }
+}
