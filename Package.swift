@@ -148,7 +148,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CheckmarkWireTests",
-            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkTestSupport"],
+            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkTestSupport", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkWire
 import CheckmarkWebSocket
 import NIOCore
 import Testing
@@ -352,41 +353,5 @@ struct GatewaySessionRateLimitTests {
         var run = Transcript.Run.ready(limits: GatewayLimits(maxWatchedChannelsPerConnection: 1))
         #expect(run(Transcript.text(#"{"type":"watch","cid":"messaging:room"}"#)) == ["watch messaging:room after - -"])
         #expect(run(Transcript.text(#"{"type":"watch","cid":"messaging:hall","request_id":"w2"}"#)) == ["log too_many_watched_channels", "error too_many_watched_channels"])
-    }
-}
-
-@Suite("Gateway envelopes: bytes on the wire")
-struct GatewayEnvelopeTests {
-    static let created = Transcript.at.rfc3339
-
-    @Test func aReplyWrapsItsResultWithTheRequestID() {
-        #expect(String(buffer: GatewayEnvelope.reply(result: Array(#"{"a":1}"#.utf8), requestID: "r1")) == #"{"type":"reply","request_id":"r1","result":{"a":1}}"#)
-        #expect(String(buffer: GatewayEnvelope.reply(result: Array("{}".utf8), requestID: nil)) == #"{"type":"reply","result":{}}"#)
-    }
-
-    @Test func anErrorCarriesStreamsErrorObject() {
-        let error = WireError.rateLimited("slow down")
-        let bytes = GatewayEnvelope.error(requestID: "r2") { error.write(into: &$0) }
-        #expect(String(buffer: bytes)
-            == #"{"type":"error","request_id":"r2","error":{"code":9,"message":"slow down","StatusCode":429,"duration":"0.00ms","error_code":"rate_limited"}}"#)
-    }
-
-    @Test func aHealthCheckNamesTheConnection() {
-        #expect(String(buffer: GatewayEnvelope.healthCheck(connectionID: "c1", createdAt: Transcript.at, me: nil))
-            == #"{"type":"health.check","connection_id":"c1","cid":"*","created_at":"\#(Self.created)","custom":{}}"#)
-    }
-
-    @Test func resumeMarkersSayWhatTheResumeCovered() {
-        #expect(String(buffer: GatewayEnvelope.resumeMarker(cid: Transcript.room, after: 2, head: 5, createdAt: Transcript.at, result: .replayed(3)))
-            == #"{"type":"channel.resumed","cid":"messaging:room","channel_id":"room","channel_type":"messaging","created_at":"\#(Self.created)","last_seq":2,"channel_seq":5,"replayed":3}"#)
-        #expect(String(buffer: GatewayEnvelope.resumeMarker(cid: Transcript.room, after: 2, head: 5, createdAt: Transcript.at, result: .failed(reason: "gone")))
-            == #"{"type":"channel.resume_failed","cid":"messaging:room","channel_id":"room","channel_type":"messaging","created_at":"\#(Self.created)","last_seq":2,"channel_seq":5,"reason":"gone"}"#)
-    }
-
-    @Test func aReplayedEventIsCompletedWithTheRecipientsCounts() {
-        let stored = Array(#"{"type":"message.new","cid":"messaging:room"}"#.utf8)
-        let live = EncodedEvent(stored: stored, type: "message.new").json(for: UnreadCounts(totalUnread: 2, unreadChannels: 1, unreadThreads: 0))
-        let replayed = GatewayEnvelope.replayedEvent(stored: stored, type: "message.new", counts: UnreadCounts(totalUnread: 2, unreadChannels: 1, unreadThreads: 0))
-        #expect(Array(replayed.readableBytesView) == live)
     }
 }

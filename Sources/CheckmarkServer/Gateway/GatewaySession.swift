@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkWire
 import CheckmarkWebSocket
 import NIOCore
 
@@ -486,7 +487,7 @@ struct GatewaySession {
     }
 
     private func errorEnvelope(_ error: WireError, requestID: String?) -> ByteBuffer {
-        GatewayEnvelope.error(requestID: requestID) { error.write(into: &$0) }
+        GatewayEnvelope.error(error, requestID: requestID)
     }
 
     private mutating func closeRequested(_ refusal: GatewayRefusal, reason: String) -> [Action] {

@@ -3,11 +3,10 @@ import NIOCore
 
 /// The JSON text messages the gateway writes itself (everything but fanned-out events): a command's
 /// `reply`, an `error`, `health.check`, and a resume's replayed events and closing marker. Each is
-/// written in one pass with ``JSONWriter``; the bytes are what Stream's SDKs parse. Depends on
-/// nothing of the gateway: the values are passed in.
-public enum GatewayEnvelope {
+/// written in one pass with ``JSONWriter``; the bytes are what Stream's SDKs parse.
+package enum GatewayEnvelope {
     /// `{"type":"reply","request_id":..,"result":<result>}`; `result` is JSON already encoded.
-    public static func reply(result: [UInt8], requestID: String?) -> ByteBuffer {
+    package static func reply(result: [UInt8], requestID: String?) -> ByteBuffer {
         var w = JSONWriter(capacity: result.count + 64)
         w.beginObject()
         w.field("type", "reply")
@@ -18,21 +17,21 @@ public enum GatewayEnvelope {
         return buffer(w)
     }
 
-    /// `{"type":"error","request_id":..,"error":{..}}`; `body` writes the error object.
-    public static func error(requestID: String?, body: (inout JSONWriter) -> Void) -> ByteBuffer {
+    /// `{"type":"error","request_id":..,"error":{..}}` with the error's Stream object.
+    package static func error(_ error: WireError, requestID: String?) -> ByteBuffer {
         var w = JSONWriter()
         w.beginObject()
         w.field("type", "error")
         w.fieldIfPresent("request_id", requestID)
         w.key("error")
-        body(&w)
+        error.write(into: &w)
         w.endObject()
         return buffer(w)
     }
 
     /// `health.check` with `connection_id` and, when the user is known, `me` (the user with privacy
     /// settings and unread counts).
-    public static func healthCheck(connectionID: String, createdAt: Timestamp, me: (user: User, counts: UnreadCounts)?) -> ByteBuffer {
+    package static func healthCheck(connectionID: String, createdAt: Timestamp, me: (user: User, counts: UnreadCounts)?) -> ByteBuffer {
         var w = JSONWriter()
         w.beginObject()
         w.field("type", "health.check")
@@ -51,7 +50,7 @@ public enum GatewayEnvelope {
     }
 
     /// How a resume ended, for its marker.
-    public enum ResumeResult: Sendable, Hashable {
+    package enum ResumeResult: Sendable, Hashable {
         /// The missed events (this many) are out; live ones follow.
         case replayed(Int)
         /// The client must re-read the channel's state.
@@ -60,7 +59,7 @@ public enum GatewayEnvelope {
 
     /// `channel.resumed` or `channel.resume_failed`, with the sequences the resume covers (`last_seq`
     /// the client saw, `channel_seq` where live events begin).
-    public static func resumeMarker(cid: ChannelCID, after: Int64, head: Int64, createdAt: Timestamp, result: ResumeResult) -> ByteBuffer {
+    package static func resumeMarker(cid: ChannelCID, after: Int64, head: Int64, createdAt: Timestamp, result: ResumeResult) -> ByteBuffer {
         var w = JSONWriter()
         w.beginObject()
         switch result {
@@ -82,7 +81,7 @@ public enum GatewayEnvelope {
     }
 
     /// A replayed event: its stored JSON completed with the recipient's counts, as it went out live.
-    public static func replayedEvent(stored: [UInt8], type: String, counts: UnreadCounts) -> ByteBuffer {
+    package static func replayedEvent(stored: [UInt8], type: String, counts: UnreadCounts) -> ByteBuffer {
         var out = ByteBuffer()
         let event = EncodedEvent(stored: stored, type: type)
         out.reserveCapacity(event.prefix.count + EncodedEvent.maxSuffixSize)
