@@ -14,6 +14,7 @@ import NIOPosix
 /// waits for every command applied before it. When a commit fails, every waiting command fails with
 /// ``ServiceError/storage(_:)``, the service refuses further commands and reports it through
 /// `onFatalError`, and the server stops: memory and disk may disagree, and a restart reloads the truth.
+/// These rules are ``CommitSequencer``'s; this type applies commands and carries out its actions.
 ///
 /// Over a ``SharedReceiptsStore`` (a cluster of nodes on one PostgreSQL database) the order is the
 /// database's: each command waits for the next commit cycle, which takes the journal's append lock,
