@@ -1,0 +1,211 @@
+import CheckmarkCore
+import CheckmarkStorage
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A node's side of a cluster sharing one PostgreSQL journal: runs the commit cycles the sequencer
+/// asks for, follows other nodes' commits (notified, and polled every
+/// ``ReceiptsService/clusterPollInterval``), forwards commands for connections held by other nodes
+/// (``PeerMessage``), and keeps the other nodes' watchers for `watcher_count`. Created, and used, on
+/// the engine loop; storage and peer messages go through the writer thread.
+final class ClusterCommitDriver: Sendable {
+    let shared: any SharedReceiptsStore
+    let nodeID: String
+    private let writer: NIOThreadPool
+    private let engineLoop: any EventLoop
+    private let metrics: ServiceMetrics
+    private let logger: Logger
+    private let state: NIOLoopBoundBox<State>
+
+    private final class State {
+        var poll: RepeatedTask?
+        /// Commands this node asked other nodes to apply, by request number.
+        var peerWaiting: [Int: (Result<ReceiptsOutcome, ServiceError>) -> Void] = [:]
+        var peerRequests = 0
+        /// The other nodes' watchers, and the channels whose local watchers changed since this node
+        /// last told the others.
+        var presence = ClusterPresence()
+        var presenceChanged: Set<ChannelCID> = []
+    }
+
+    init(shared: any SharedReceiptsStore, nodeID: String, writer: NIOThreadPool, engineLoop: any EventLoop,
+         metrics: ServiceMetrics, logger: Logger) {
+        self.shared = shared
+        self.nodeID = nodeID
+        self.writer = writer
+        self.engineLoop = engineLoop
+        self.metrics = metrics
+        self.logger = logger
+        state = NIOLoopBoundBox(State(), eventLoop: engineLoop)
+    }
+
+    /// Starts following other nodes' commits and messages on behalf of `service`.
+    func join(_ service: ReceiptsService) {
+        state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: ReceiptsService.clusterPollInterval, delay: ReceiptsService.clusterPollInterval) { _ in
+            service.requestCatchUp(seq: 0)
+            self.tellPeers([PeerMessage.alive(from: self.nodeID).encoded])
+        }
+        tellPeers([PeerMessage.hello(from: nodeID).encoded])
+        shared.startListening(
+            onAppend: { seq in self.engineLoop.execute { service.requestCatchUp(seq: seq) } },
+            onPeerMessage: { text in
+                guard let message = PeerMessage(text) else { return }
+                self.engineLoop.execute { self.receive(message, service: service) }
+            })
+    }
+
+    /// Stops polling.
+    func leave() {
+        state.value.poll?.cancel()
+    }
+
+    // MARK: Commit cycle
+
+    /// Runs one cycle for `service`: on the writer thread, reads what other nodes committed after
+    /// `after` (taking the append lock when `appendLock`), has the engine loop apply it and the cycle's
+    /// work (``ReceiptsService/runCycle(_:)``), commits the result when locked, tells the other nodes
+    /// about changed watchers, then reports the outcome to the sequencer.
+    func runCycle(appendLock: Bool, after: Int64, service: ReceiptsService) {
+        let shared = self.shared
+        let started = NIODeadline.now()
+        let committed = NIOLockedValueBox(0)
+        writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
+            let presence = NIOLockedValueBox<[String]>([])
+            if appendLock {
+                try shared.append(after: after) { others in
+                    try self.engineLoop.submit { () throws -> CommitBatch in
+                        let batch = try service.runCycle(others)
+                        committed.withLockedValue { $0 = batch.entries.count }
+                        presence.withLockedValue { $0 = self.takePresenceMessages(service.engine) }
+                        return batch
+                    }.wait()
+                }
+            } else {
+                let others = try shared.commands(after: after, limit: .max)
+                let messages = try self.engineLoop.submit { () throws -> [String] in
+                    _ = try service.runCycle(others)
+                    return self.takePresenceMessages(service.engine)
+                }.wait()
+                presence.withLockedValue { $0 = messages }
+            }
+            // Before the replies: a client told "watching" is counted when another node next encodes.
+            for message in presence.withLockedValue({ $0 }) { try? shared.notifyPeers(message) }
+        }.whenComplete { result in
+            switch result {
+            case .success:
+                if appendLock {
+                    self.metrics.committed(batchSize: committed.withLockedValue { $0 }, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
+                }
+                service.cycleEnded(nil)
+            case .failure(let error):
+                service.cycleEnded((error as? StorageError) ?? .commitFailed(reason: "\(error)"))
+            }
+        }
+    }
+
+    // MARK: Other nodes' connections
+
+    /// Asks the node holding `connectionID` to apply `command`; completes with its answer, or with
+    /// `unknown_connection` when no node answers within ``ReceiptsService/peerAnswerTimeout``.
+    func askPeers(_ command: ReceiptsCommand, connectionID: String,
+                  complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
+        let state = state.value
+        state.peerRequests += 1
+        let id = state.peerRequests
+        state.peerWaiting[id] = complete
+        tellPeers([PeerMessage.request(from: nodeID, id: id, command: command).encoded])
+        engineLoop.scheduleTask(in: ReceiptsService.peerAnswerTimeout) {
+            self.state.value.peerWaiting.removeValue(forKey: id)?(.failure(.rejected(.unknownConnection(connectionID))))
+        }
+    }
+
+    /// A request for a connection this node may hold (applied in the next cycle, then answered, when
+    /// it does), the answer to one of this node's requests, or news of another node's watchers.
+    private func receive(_ message: PeerMessage, service: ReceiptsService) {
+        switch message {
+        case .request(let from, let id, let command):
+            guard from != nodeID, let connectionID = PeerMessage.isForwardable(command) else { return }
+            service.schedule(changesState: false) {
+                guard service.engine.connections[connectionID] != nil else { return }
+                service.apply(command, sink: nil) { result in
+                    var error: ReceiptsError?
+                    switch result {
+                    case .success: break
+                    case .failure(.rejected(let refused)): error = refused
+                    case .failure(let other): error = .invalidArgument("the node holding the connection could not apply it: \(other)")
+                    }
+                    self.tellPeers([PeerMessage.reply(to: from, id: id, error: error).encoded], about: "cannot answer another node")
+                }
+            }
+        case .reply(let to, let id, let error):
+            guard to == nodeID, let complete = state.value.peerWaiting.removeValue(forKey: id) else { return }
+            complete(error.map { .failure(.rejected($0)) } ?? .success(.unchanged))
+        case .presence(let from, let cid, let users):
+            guard from != nodeID else { return }
+            state.value.presence.update(from, cid: cid, users: Set(users), at: .now())
+        case .alive(let from):
+            guard from != nodeID else { return }
+            state.value.presence.heard(from, at: .now())
+        case .hello(let from):
+            guard from != nodeID else { return }
+            state.value.presence.heard(from, at: .now())
+            let engine = service.engine
+            let watched = engine.channels.values.filter { !$0.watchingUsers.isEmpty }.map(\.cid)
+            tellPeers(presenceMessages(for: watched, engine: engine) + [PeerMessage.alive(from: nodeID).encoded])
+        }
+    }
+
+    /// Sends `messages` to the other nodes from the writer thread (between commits); a message that
+    /// cannot be sent is logged: presence heals with the next change, heartbeats with the next beat.
+    private func tellPeers(_ messages: [String], about failure: Logger.Message = "cannot reach other nodes") {
+        guard !messages.isEmpty else { return }
+        let shared = self.shared
+        writer.runIfActive(eventLoop: engineLoop) { for message in messages { try shared.notifyPeers(message) } }.whenFailure { error in
+            self.logger.warning(failure, metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Presence
+
+    /// The distinct users watching `cid` on any node, given this node's `local` watchers.
+    func watcherCount(_ cid: ChannelCID, local: [String: Int]) -> Int {
+        state.value.presence.watchingUsers(of: cid, at: .now()).union(local.keys).count
+    }
+
+    /// Remembers which channels' local watchers `command` may change (before `engine` applies it).
+    func notePresenceChange(_ command: ReceiptsCommand, engine: ReceiptsEngine) {
+        let state = state.value
+        switch command {
+        case .watch(_, let cid), .stopWatching(_, let cid), .removeMembers(let cid, _):
+            state.presenceChanged.insert(cid)
+        case .disconnect(let connectionID):
+            state.presenceChanged.formUnion(engine.watching[connectionID] ?? [])
+        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
+             .connect, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+            break
+        }
+    }
+
+    private func takePresenceMessages(_ engine: ReceiptsEngine) -> [String] {
+        let state = state.value
+        defer { state.presenceChanged = [] }
+        return presenceMessages(for: state.presenceChanged, engine: engine)
+    }
+
+    /// This node's watchers of each of `cids`, as presence messages (a list too long for one message
+    /// is cut to fit: `watcher_count` then counts fewer of this node's watchers elsewhere).
+    private func presenceMessages(for cids: some Sequence<ChannelCID>, engine: ReceiptsEngine) -> [String] {
+        let limit = type(of: shared).maxPeerMessageBytes
+        return cids.map { cid in
+            var users = (engine.channels[cid]?.watchingUsers.keys).map(Array.init) ?? []
+            var message = PeerMessage.presence(from: nodeID, cid: cid, users: users).encoded
+            while message.utf8.count > limit && !users.isEmpty {
+                users.removeLast(max(1, users.count / 10))
+                message = PeerMessage.presence(from: nodeID, cid: cid, users: users).encoded
+            }
+            return message
+        }
+    }
+}

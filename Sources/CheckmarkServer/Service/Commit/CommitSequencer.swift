@@ -1,0 +1,218 @@
+import CheckmarkStorage
+
+/// The order in which applied commands become durable and are answered: values in, actions out. It
+/// holds no clock, does no I/O and runs nothing itself; its driver applies commands, performs the
+/// actions it returns, in the order returned, and reports back how writes ended. One value per engine,
+/// used on the engine's loop only.
+///
+/// The rules it keeps:
+/// - A command's reply and its events are released only when its batch is durable, in the order the
+///   commands were applied (``Action/reply(_:_:)`` then ``Action/fanOut(_:)``, item after item).
+/// - A query (an item without an entry) is released with the batch of the commands applied before it,
+///   never earlier.
+/// - Commands applied while a batch is being written join the next batch (group commit).
+/// - When a write fails, every item not yet released fails with that error (``Reply/failed(_:)``),
+///   the service stops accepting (``admission(isDisconnect:)`` refuses with
+///   ``ServiceError/storage(_:)``), and the failure is reported once (``Action/fatal(_:)``).
+/// - Once draining, only disconnects are admitted; ``Action/drained`` comes when nothing applied is
+///   left unreleased (or when storage failed).
+///
+/// In ``Mode/cluster`` work waits for the next commit cycle (``Action/cycle(appendLock:)``): the
+/// driver catches up with other nodes' commits, runs the cycle's work (``takeCycleWork()``), hands
+/// over what it applied (``cycleApplied()``) and commits it. Catch-up and queued work run in the same
+/// cycle, catch-up first.
+struct CommitSequencer<Entry, Event, Token, Work> {
+    enum Mode {
+        /// One node: a batch is written as soon as the previous one is durable.
+        case local
+        /// A node of a cluster: work runs in commit cycles that follow the shared journal.
+        case cluster
+    }
+
+    /// How an applied item ends.
+    enum Reply {
+        /// Its batch is durable: the item's own result is released.
+        case durable
+        /// Storage failed before it became durable: it fails with ``ServiceError/storage(_:)``.
+        case failed(StorageError)
+    }
+
+    enum Action {
+        /// Run this work now, in order. (Work is queued only in cluster mode; otherwise, and once
+        /// storage failed, it runs at once.)
+        case run([Work])
+        /// Write these entries in one transaction; report ``batchCommitted()`` or ``batchFailed(_:)``.
+        case write([Entry])
+        /// Cluster: run one commit cycle (under the journal's append lock when `appendLock`); report
+        /// ``batchCommitted()`` or ``batchFailed(_:)``.
+        case cycle(appendLock: Bool)
+        /// Complete an item.
+        case reply(Token, Reply)
+        /// Send an item's events (right after its reply).
+        case fanOut([Event])
+        /// Storage failed: stop accepting and say so, before the waiting items fail.
+        case storageFailed(StorageError)
+        /// Everything applied so far has been released (or failed): complete the waiting drains.
+        case drained
+        /// Report the storage failure to whoever stops the server, after every item failed.
+        case fatal(StorageError)
+    }
+
+    private struct Item {
+        var entry: Entry?
+        var events: [Event]
+        var token: Token
+    }
+
+    let mode: Mode
+    /// The storage failure that stopped the service, if any.
+    private(set) var failure: StorageError?
+    /// False once draining or failed: only disconnects are admitted.
+    private(set) var accepting = true
+    /// Applied items not yet handed to a write.
+    private var pending: [Item] = []
+    /// The items of the batch being written.
+    private var inFlight: [Item] = []
+    /// A batch (or cycle) is being written.
+    private(set) var committing = false
+    private var drainWaiting = false
+    /// Cluster: work waiting for the next cycle, and whether any of it may change durable state.
+    private var queued: [Work] = []
+    private var queuedChangesState = false
+    /// Cluster: another node committed (or may have) since the last cycle.
+    private var catchUpWanted = false
+    /// Cluster: the current cycle's work until the driver takes it.
+    private var cycleWork: [Work]?
+
+    init(mode: Mode) {
+        self.mode = mode
+    }
+
+    // MARK: Inputs
+
+    /// Whether a command may be applied now: nil when it may; ``ServiceError/storage(_:)`` after a
+    /// failed write; ``ServiceError/shuttingDown`` while draining, unless it is a disconnect.
+    func admission(isDisconnect: Bool) -> ServiceError? {
+        if let failure { return .storage(failure) }
+        if !accepting && !isDisconnect { return .shuttingDown }
+        return nil
+    }
+
+    /// An admitted command was applied (`entry` nil: nothing to store, or a query's answer): it is
+    /// released with the batch that makes everything applied before it durable.
+    mutating func applied(entry: Entry?, events: [Event], token: Token) -> [Action] {
+        pending.append(Item(entry: entry, events: events, token: token))
+        guard mode == .local, !committing else { return [] }
+        return startBatch()
+    }
+
+    /// Work (applying a command, answering a query) to run in order with the commits: at once on one
+    /// node or after a failure; in the next cycle in a cluster (`changesState`: under the append lock).
+    mutating func enqueue(_ work: Work, changesState: Bool) -> [Action] {
+        guard mode == .cluster, failure == nil else { return [.run([work])] }
+        queued.append(work)
+        if changesState { queuedChangesState = true }
+        return committing ? [] : startCycle()
+    }
+
+    /// Cluster: another node committed (or may have): the next cycle catches up. Ignored after a failure.
+    mutating func catchUpRequested() -> [Action] {
+        guard mode == .cluster, failure == nil else { return [] }
+        catchUpWanted = true
+        return committing ? [] : startCycle()
+    }
+
+    /// Cluster, inside a cycle: the work to run now (after applying other nodes' commits).
+    mutating func takeCycleWork() -> [Work] {
+        defer { cycleWork = nil }
+        return cycleWork ?? []
+    }
+
+    /// Cluster, inside a cycle, after its work ran: the entries to commit in this cycle.
+    mutating func cycleApplied() -> [Entry] {
+        inFlight = pending
+        pending = []
+        return inFlight.compactMap(\.entry)
+    }
+
+    /// The batch (or cycle) being written is durable: its items are released in order.
+    mutating func batchCommitted() -> [Action] {
+        committing = false
+        var actions = release(inFlight)
+        inFlight = []
+        actions += mode == .local ? startBatch() : startCycle()
+        return actions
+    }
+
+    /// The batch (or cycle) being written failed: every unreleased item fails, the service refuses
+    /// further commands, and work not run yet runs now (and fails).
+    mutating func batchFailed(_ error: StorageError) -> [Action] {
+        committing = false
+        failure = error
+        accepting = false
+        var actions: [Action] = [.storageFailed(error)]
+        for item in inFlight + pending { actions.append(.reply(item.token, .failed(error))) }
+        inFlight = []
+        pending = []
+        drainWaiting = false
+        actions.append(.drained)
+        actions.append(.fatal(error))
+        let notRun = (cycleWork ?? []) + queued
+        cycleWork = nil
+        queued = []
+        queuedChangesState = false
+        catchUpWanted = false
+        if !notRun.isEmpty { actions.append(.run(notRun)) }
+        return actions
+    }
+
+    /// Stop admitting commands other than disconnects; ``Action/drained`` once everything applied
+    /// so far is released.
+    mutating func drainRequested() -> [Action] {
+        accepting = false
+        if !committing && pending.isEmpty && queued.isEmpty { return [.drained] }
+        drainWaiting = true
+        return []
+    }
+
+    // MARK: Steps
+
+    private mutating func startBatch() -> [Action] {
+        guard !pending.isEmpty else { return drainedIfWaiting() }
+        let items = pending
+        pending = []
+        let entries = items.compactMap(\.entry)
+        // Nothing to store: everything before these items is durable already.
+        if entries.isEmpty { return release(items) }
+        inFlight = items
+        committing = true
+        return [.write(entries)]
+    }
+
+    private mutating func startCycle() -> [Action] {
+        guard !queued.isEmpty || catchUpWanted else { return drainedIfWaiting() }
+        let appendLock = queuedChangesState
+        cycleWork = queued
+        queued = []
+        queuedChangesState = false
+        catchUpWanted = false
+        committing = true
+        return [.cycle(appendLock: appendLock)]
+    }
+
+    private func release(_ items: [Item]) -> [Action] {
+        var actions: [Action] = []
+        actions.reserveCapacity(items.count * 2)
+        for item in items {
+            actions.append(.reply(item.token, .durable))
+            if !item.events.isEmpty { actions.append(.fanOut(item.events)) }
+        }
+        return actions
+    }
+
+    private mutating func drainedIfWaiting() -> [Action] {
+        guard drainWaiting else { return [] }
+        drainWaiting = false
+        return [.drained]
+    }
+}
