@@ -1,4 +1,5 @@
 import CheckmarkStorage
+import CheckmarkWire
 import Testing
 
 @testable import CheckmarkServer

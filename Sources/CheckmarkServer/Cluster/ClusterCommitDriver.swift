@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkWire
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

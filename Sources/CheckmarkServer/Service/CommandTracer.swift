@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkWire
 import Logging
 
 /// Observes applied commands for the trace: writes their lines to the recorder (`--trace`) and sends

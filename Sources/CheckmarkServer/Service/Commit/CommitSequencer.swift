@@ -1,4 +1,5 @@
 import CheckmarkStorage
+import CheckmarkWire
 
 /// The order in which applied commands become durable and are answered: values in, actions out. It
 /// holds no clock, does no I/O and runs nothing itself; its driver applies commands, performs the
