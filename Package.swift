@@ -14,9 +14,7 @@ let package = Package(
         .library(name: "CheckmarkWebSocket", targets: ["CheckmarkWebSocket"]),
         .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
         .library(name: "CheckmarkWire", targets: ["CheckmarkWire"]),
-        .library(name: "CheckmarkAuth", targets: ["CheckmarkAuth"]),
         .library(name: "CheckmarkStorage", targets: ["CheckmarkStorage"]),
-        .library(name: "CheckmarkServer", targets: ["CheckmarkServer"]),
         .library(name: "CheckmarkClient", targets: ["CheckmarkClient"]),
     ],
     dependencies: [

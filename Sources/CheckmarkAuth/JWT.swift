@@ -4,9 +4,9 @@ import CheckmarkCore
 /// HS256 JSON Web Tokens (RFC 7519) as Stream's SDKs make them: `{"server": true}` for server-side
 /// calls, `{"user_id": "..."}` (optionally with `exp`) for a user. HMAC-SHA256 comes from the system
 /// libcrypto; verification compares signatures in constant time.
-public enum JWT {
+package enum JWT {
     /// Signs `claims` (a JSON object) with `secret`.
-    public static func sign(claims: JSONValue, secret: String) -> String {
+    package static func sign(claims: JSONValue, secret: String) -> String {
         var header = JSONWriter(capacity: 32)
         header.value(.object([("alg", .string("HS256")), ("typ", .string("JWT"))]))
         var body = JSONWriter(capacity: 64)
@@ -17,13 +17,13 @@ public enum JWT {
 
     /// How far in the future `nbf` and `iat` may lie by default (clocks of the token's signer and of
     /// this server differ a little); further, the token is refused (setting `token_clock_skew`).
-    public static let defaultClockSkewSeconds = 60.0
+    package static let defaultClockSkewSeconds = 60.0
 
     /// Verifies the signature (its text must be the canonical base64url of the expected one: no
     /// padding, no altered trailing bits), `exp`, `nbf` and `iat` (seconds since 1970, compared with
     /// `now`; `nbf` and `iat` may lie up to `clockSkewSeconds` ahead of it), and returns the claims.
     /// - Throws: ``JWTError``.
-    public static func verify(_ token: String, secret: String, now: Timestamp,
+    package static func verify(_ token: String, secret: String, now: Timestamp,
                               clockSkewSeconds: Double = defaultClockSkewSeconds) throws(JWTError) -> JSONValue {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = decodeBase64URL(parts[0]), let claimBytes = decodeBase64URL(parts[1]),

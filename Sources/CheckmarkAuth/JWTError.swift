@@ -1,6 +1,6 @@
 /// Why a token was refused. The shells map each case to a Stream-style error (HTTP 401, or a
 /// WebSocket error event and close) in one place.
-public enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Not three base64url parts, or parts that are not JSON objects.
     case malformed
     /// A header `alg` other than HS256.
@@ -12,7 +12,7 @@ public enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `nbf` (not before) or `iat` (issued at) is in the future, past the allowed clock skew.
     case notYetValid(claim: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed: "token is malformed"
         case .unsupportedAlgorithm(let alg): "token algorithm \(alg) is not supported; use HS256"

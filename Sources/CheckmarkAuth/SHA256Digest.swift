@@ -2,9 +2,9 @@ import CLibcrypto
 
 /// SHA-256 (FIPS 180-4) from the system libcrypto: for identities derived from content, where a
 /// collision must be infeasible to find.
-public enum SHA256Digest {
+package enum SHA256Digest {
     /// The 32-byte digest of `bytes`.
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         bytes.withUnsafeBufferPointer { input in
             _ = SHA256(input.baseAddress, input.count, &digest)
@@ -13,7 +13,7 @@ public enum SHA256Digest {
     }
 
     /// The digest as lower-case hex.
-    public static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)

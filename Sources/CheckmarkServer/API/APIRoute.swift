@@ -1,6 +1,6 @@
 /// Every HTTP route Checkmark serves, with its method and path template. `docs/openapi.json`
 /// documents exactly these (a test compares the two), and request dispatch goes through ``match(method:path:)``.
-public enum APIRoute: String, CaseIterable, Sendable {
+package enum APIRoute: String, CaseIterable, Sendable {
     // Operations and the WebSocket gateway.
     case connect, healthz, readyz, metrics
     // Users.
@@ -16,7 +16,7 @@ public enum APIRoute: String, CaseIterable, Sendable {
     // Unread counts.
     case unreadCounts
 
-    public var method: String {
+    package var method: String {
         switch self {
         case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies: "GET"
         case .updateUsersPartial: "PATCH"
@@ -26,7 +26,7 @@ public enum APIRoute: String, CaseIterable, Sendable {
     }
 
     /// The path with `{name}` placeholders, as in the OpenAPI document.
-    public var template: String {
+    package var template: String {
         switch self {
         case .connect: "/connect"
         case .healthz: "/healthz"
@@ -52,7 +52,7 @@ public enum APIRoute: String, CaseIterable, Sendable {
     }
 
     /// The outcome of matching a request line against the routes.
-    public enum Match: Sendable, Equatable {
+    package enum Match: Sendable, Equatable {
         /// The route, with the placeholder values taken from the path (percent-decoded).
         case found(APIRoute, parameters: [String: String])
         /// The path exists but not with this method: 405, with these methods in `Allow`.
@@ -61,7 +61,7 @@ public enum APIRoute: String, CaseIterable, Sendable {
     }
 
     /// The first route (in declaration order) whose template fits `path`; a trailing slash is ignored.
-    public static func match(method: String, path: String) -> Match {
+    package static func match(method: String, path: String) -> Match {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { HTTPRequest.percentDecode(String($0)) }
         var allowed: [String] = []
         for route in allCases {

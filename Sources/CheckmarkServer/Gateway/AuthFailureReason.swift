@@ -2,7 +2,7 @@ import CheckmarkAuth
 
 /// Why a request or connection was refused for its credentials: the bounded label set of
 /// `checkmark_auth_failures_total{reason}`.
-public enum AuthFailureReason: String, Sendable, CaseIterable {
+package enum AuthFailureReason: String, Sendable, CaseIterable {
     /// No `api_key`, or not this deployment's.
     case apiKey = "api_key"
     /// No token where one is required.

@@ -6,12 +6,12 @@ import NIOCore
 
 /// What every gateway connection of a server shares: the service, authentication, limits, metrics,
 /// and the open connections (so that shutdown can close them all with 1001).
-public final class Gateway: Sendable {
-    public let service: ReceiptsService
-    public let authenticator: GatewayAuthenticator
-    public let limits: GatewayLimits
-    public let metrics: ServiceMetrics
-    public let logger: Logger
+package final class Gateway: Sendable {
+    package let service: ReceiptsService
+    package let authenticator: GatewayAuthenticator
+    package let limits: GatewayLimits
+    package let metrics: ServiceMetrics
+    package let logger: Logger
     let refusals: RefusalLog
     /// Whether each closed connection gets an `info` line (setting `access_log`).
     let accessLog: Bool
@@ -31,7 +31,7 @@ public final class Gateway: Sendable {
     }
 
     /// Open gateway connections.
-    public var connectionCount: Int { open.withLockedValue { $0.count } }
+    package var connectionCount: Int { open.withLockedValue { $0.count } }
 
     func opened(_ connection: GatewayConnection) {
         open.withLockedValue { $0[ObjectIdentifier(connection)] = UnsafeTransfer(connection) }
@@ -43,7 +43,7 @@ public final class Gateway: Sendable {
 
     /// Closes every open connection for `refusal` (at shutdown: 1001; storage failed: 1011), each on
     /// its own event loop.
-    public func closeAll(_ refusal: GatewayRefusal = .shuttingDown, reason: String) {
+    package func closeAll(_ refusal: GatewayRefusal = .shuttingDown, reason: String) {
         let connections = open.withLockedValue { Array($0.values) }
         for box in connections {
             box.wrappedValue.eventLoop.execute { box.wrappedValue.close(refusal, reason: reason) }

@@ -6,16 +6,16 @@ import CheckmarkWire
 /// Checks a `/connect` request (contract: Stream-compatible interface): `api_key` must be the
 /// deployment's, `authorization` a user JWT signed with the api_secret whose `user_id` matches the
 /// `json` parameter's, and `exp`, when present, in the future. Pure: the time is passed in.
-public struct GatewayAuthenticator: Sendable {
-    public var apiKey: String
-    public var apiSecret: String
+package struct GatewayAuthenticator: Sendable {
+    package var apiKey: String
+    package var apiSecret: String
 
     /// The most channels one `/connect` may resume: the per-connection watch limit.
-    public var maxResumeChannels: Int
+    package var maxResumeChannels: Int
     /// How far ahead of the server's clock a token's `nbf` and `iat` may lie (`token_clock_skew`).
-    public var tokenClockSkewSeconds: Double
+    package var tokenClockSkewSeconds: Double
 
-    public init(apiKey: String, apiSecret: String, maxResumeChannels: Int = GatewayLimits().maxWatchedChannelsPerConnection,
+    package init(apiKey: String, apiSecret: String, maxResumeChannels: Int = GatewayLimits().maxWatchedChannelsPerConnection,
                 tokenClockSkewSeconds: Double = JWT.defaultClockSkewSeconds) {
         self.apiKey = apiKey
         self.apiSecret = apiSecret
@@ -24,26 +24,26 @@ public struct GatewayAuthenticator: Sendable {
     }
 
     /// Who connects, and the profile fields sent with the connection.
-    public struct Identity: Sendable {
-        public var userID: String
+    package struct Identity: Sendable {
+        package var userID: String
         /// `user_details` minus `id`: applied to the user on connect (created if missing).
-        public var details: [(String, JSONValue)]
+        package var details: [(String, JSONValue)]
         /// Whether `user_details` was sent at all: without it, an unknown user is refused (4004).
-        public var detailsGiven = true
+        package var detailsGiven = true
         /// `resume`: channels to watch at once, each with the last `channel_seq` the client saw.
-        public var resume: [(ChannelCID, Int64)] = []
+        package var resume: [(ChannelCID, Int64)] = []
     }
 
     /// A refusal: the error event to send and why (which chooses the close code to end with).
-    public struct Refusal: Error, Sendable {
-        public var error: WireError
+    package struct Refusal: Error, Sendable {
+        package var error: WireError
         /// What `checkmark_auth_failures_total` counts it as.
-        public var reason: AuthFailureReason
+        package var reason: AuthFailureReason
         /// The close code to end with: 4002 for an expired token, else 4001.
-        public var closeCode: WebSocketCloseCode { WebSocketCloseCode(.authentication(reason)) }
+        package var closeCode: WebSocketCloseCode { WebSocketCloseCode(.authentication(reason)) }
     }
 
-    public func authenticate(query: [String: String], now: Timestamp) -> Result<Identity, Refusal> {
+    package func authenticate(query: [String: String], now: Timestamp) -> Result<Identity, Refusal> {
         guard let key = query["api_key"], key == apiKey else {
             return .failure(Refusal(error: .unauthenticated("api_key is missing or unknown"), reason: .apiKey))
         }

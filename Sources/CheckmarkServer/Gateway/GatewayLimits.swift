@@ -1,38 +1,38 @@
 import CheckmarkCore
 
 /// Limits of the WebSocket gateway, all configurable (`checkmark serve --help`).
-public struct GatewayLimits: Sendable, Hashable {
+package struct GatewayLimits: Sendable, Hashable {
     /// Open connections per user; one more is closed with 4003.
-    public var maxConnectionsPerUser: Int
+    package var maxConnectionsPerUser: Int
     /// Open connections in total; one more is closed with 4003.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// Channels one connection may watch; one more is refused with `too_many_watched_channels`.
-    public var maxWatchedChannelsPerConnection: Int
+    package var maxWatchedChannelsPerConnection: Int
     /// Commands per second a connection may send, on average.
-    public var commandsPerSecond: Int
+    package var commandsPerSecond: Int
     /// Commands a connection may send at once above the average.
-    public var commandBurst: Int
+    package var commandBurst: Int
     /// Bytes queued for one connection that it may stay above for at most ``slowConsumerGraceMilliseconds``
     /// before it is disconnected as a slow consumer (4009).
-    public var maxOutboundBufferBytes: Int
+    package var maxOutboundBufferBytes: Int
     /// How long a connection may stay above ``maxOutboundBufferBytes`` (a burst it is catching up on).
-    public var slowConsumerGraceMilliseconds: Int
+    package var slowConsumerGraceMilliseconds: Int
     /// Events one channel resume replays at most; a client further behind gets `channel.resume_failed`
     /// and re-reads the channel's state.
-    public var maxResumeEvents: Int
+    package var maxResumeEvents: Int
     /// What a client's JSON may hold, on the socket and in REST bodies (`json_max_*`).
-    public var json: JSONLimits = .default
+    package var json: JSONLimits = .default
     /// Commands of one connection being answered at once; past it the connection's socket is not read
     /// until answers went out (as while its outbound buffer is above the high-water mark), so that a
     /// client sending faster than it reads holds at most this many answers in the server.
-    public static let maxCommandsInFlight = 32
+    package static let maxCommandsInFlight = 32
     /// Past this many times ``maxOutboundBufferBytes`` a connection is disconnected at once: the bound
     /// on what one client can make the server hold.
-    public static let hardOutboundLimitFactor = 8
+    package static let hardOutboundLimitFactor = 8
     /// While a connection is writable it holds less than this (the listener's high-water mark).
     static let channelHighWaterMark = HTTPLimits.writeBufferHighWaterMark
 
-    public init(maxConnectionsPerUser: Int = 64, maxConnections: Int = 100_000, maxWatchedChannelsPerConnection: Int = 1_000,
+    package init(maxConnectionsPerUser: Int = 64, maxConnections: Int = 100_000, maxWatchedChannelsPerConnection: Int = 1_000,
                 commandsPerSecond: Int = 200, commandBurst: Int = 400, maxOutboundBufferBytes: Int = 4 << 20,
                 slowConsumerGraceMilliseconds: Int = 5_000, maxResumeEvents: Int = ChannelResume.defaultMaxEvents) {
         self.maxResumeEvents = maxResumeEvents

@@ -2,8 +2,8 @@ import CheckmarkCore
 import CheckmarkWire
 
 /// A client's message on the socket, parsed (docs/protocol.md). Pure: JSON in, request or error out.
-public struct GatewayRequest: Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
+package struct GatewayRequest: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// Stream's keepalive (`{"type":"health.check"}`, alone or in an array): answered with a
         /// `health.check` event.
         case healthCheck
@@ -19,24 +19,24 @@ public struct GatewayRequest: Sendable, Hashable {
         case markDelivered([DeliveredTarget])
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Echoed in the reply; optional but needed to tell replies apart.
-    public var requestID: String?
+    package var requestID: String?
 
     /// A message that could not be parsed, with its request id when that much was readable.
-    public struct Failure: Error, Sendable {
-        public var error: WireError
-        public var requestID: String?
+    package struct Failure: Error, Sendable {
+        package var error: WireError
+        package var requestID: String?
         /// The ``JSONLimits`` key the message passed: the connection is closed (1009), not just answered.
-        public var limit: String?
+        package var limit: String?
     }
 
     /// Longest request id, in bytes.
-    public static let maxRequestIDBytes = 128
+    package static let maxRequestIDBytes = 128
 
     /// Parses one text message. Fails with a ``WireError`` with code `invalid_argument` and a message saying
     /// what is wrong (the request id, when readable, is passed back for the error reply).
-    public static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = .default) -> Result<GatewayRequest, Failure> {
+    package static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = .default) -> Result<GatewayRequest, Failure> {
         let json: JSONValue
         do {
             json = try JSONParser.parse(bytes, limits: limits)

@@ -10,9 +10,9 @@ import CheckmarkWebSocket
 ///   off included, is refused (403).
 /// - Any other request is routed as usual; from an allowed origin its answer, errors included,
 ///   carries `Access-Control-Allow-Origin`, `Access-Control-Expose-Headers` and `Vary: Origin`.
-public struct CORSPolicy: Sendable, Hashable {
+package struct CORSPolicy: Sendable, Hashable {
     /// The origins the setting allows.
-    public enum Origins: Sendable, Hashable {
+    package enum Origins: Sendable, Hashable {
         /// No CORS: no CORS headers, every preflight refused (the default).
         case none
         /// `*`: every origin.
@@ -21,31 +21,31 @@ public struct CORSPolicy: Sendable, Hashable {
         case only(Set<String>)
     }
 
-    public var origins: Origins
+    package var origins: Origins
 
     /// Methods a cross-origin request may use: those of the REST routes.
-    public static let allowedMethods = ["GET", "POST", "PUT", "PATCH"]
+    package static let allowedMethods = ["GET", "POST", "PUT", "PATCH"]
     /// Request headers a cross-origin request may send: what Stream's clients send.
-    public static let allowedHeaders = ["Authorization", "Content-Type", "Stream-Auth-Type", "X-Stream-Client", "X-Client-Request-Id"]
+    package static let allowedHeaders = ["Authorization", "Content-Type", "Stream-Auth-Type", "X-Stream-Client", "X-Client-Request-Id"]
     /// Response headers a page may read besides the safelisted ones.
-    public static let exposedHeaders = ["Allow", "Retry-After"]
+    package static let exposedHeaders = ["Allow", "Retry-After"]
     /// Seconds a browser may cache a preflight's answer.
-    public static let maxAgeSeconds = 600
+    package static let maxAgeSeconds = 600
 
-    public static let none = CORSPolicy(origins: .none)
+    package static let none = CORSPolicy(origins: .none)
 
-    public init(origins: Origins) {
+    package init(origins: Origins) {
         self.origins = origins
     }
 
     /// An invalid `cors_allowed_origins` value, with the reason.
-    public struct Invalid: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    package struct Invalid: Error, Sendable, CustomStringConvertible {
+        package var description: String
     }
 
     /// Parses the setting: empty for none, `*` for any, or comma-separated origins, each
     /// `http://` or `https://`, a host and an optional port, with no path, query or trailing slash.
-    public init(setting: String) throws(Invalid) {
+    package init(setting: String) throws(Invalid) {
         let items = setting.split(separator: ",").map { String($0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()) }
             .filter { !$0.isEmpty }
         if items.isEmpty {
@@ -68,7 +68,7 @@ public struct CORSPolicy: Sendable, Hashable {
     }
 
     /// What to do with one request.
-    public enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         /// Route the request as usual and add these headers to its answer (none: not a cross-origin
         /// request, or one from an origin that is not allowed, which the browser then blocks).
         case route(adding: HTTPHeaderList)
@@ -78,7 +78,7 @@ public struct CORSPolicy: Sendable, Hashable {
         case refusePreflight(String)
     }
 
-    public func decide(method: String, headers: HTTPHeaderList) -> Decision {
+    package func decide(method: String, headers: HTTPHeaderList) -> Decision {
         guard let origin = headers.values("Origin").first else { return .route(adding: [:]) }
         let requestedMethod = headers.values("Access-Control-Request-Method").first
         let isPreflight = method == "OPTIONS" && requestedMethod != nil
@@ -112,7 +112,7 @@ public struct CORSPolicy: Sendable, Hashable {
     }
 
     /// Whether requests from `origin` (the `Origin` header as sent) may read the answers.
-    public func allows(_ origin: String) -> Bool {
+    package func allows(_ origin: String) -> Bool {
         switch origins {
         case .none: false
         case .any: true

@@ -6,33 +6,33 @@ import Darwin
 #endif
 
 /// Limits on the HTTP side of the listener.
-public struct HTTPLimits: Sendable, Hashable {
+package struct HTTPLimits: Sendable, Hashable {
     /// Largest request head (request line and headers) in bytes; 431 past it.
-    public var maxHeadSize: Int
+    package var maxHeadSize: Int
     /// Largest request body in bytes; 413 past it.
-    public var maxBodySize: Int
+    package var maxBodySize: Int
     /// Time allowed for a whole request (head and body) to arrive, and the idle time allowed between
     /// keep-alive requests; 408 and close past it (the slowloris guard).
-    public var headTimeout: TimeAmount
+    package var headTimeout: TimeAmount
     /// HTTP connections open at once that have not become WebSocket connections (requests being
     /// read, keep-alive connections between requests); past it a new connection is answered 503 and
     /// closed, so that clients that never finish a request cannot take every descriptor.
-    public var maxPendingConnections: Int
+    package var maxPendingConnections: Int
 
     /// Each connection's write buffer water marks: above `high` bytes queued the channel reports
     /// itself not writable (and the gateway starts measuring a slow consumer), below `low` writable again.
-    public static let writeBufferLowWaterMark = 32 * 1024
+    package static let writeBufferLowWaterMark = 32 * 1024
     /// Body bytes read and dropped after a 413 before the connection is closed anyway.
-    public static let maxLingerBytes = 64 << 20
-    public static let writeBufferHighWaterMark = 64 * 1024
+    package static let maxLingerBytes = 64 << 20
+    package static let writeBufferHighWaterMark = 64 * 1024
 
     /// Pipelined request parts held while an earlier request is answered, in bytes; past it the
     /// connection is closed (a client may pipeline, not flood).
-    public var maxPipelinedBytes: Int
+    package var maxPipelinedBytes: Int
 
     /// How long the listener stops accepting after accept failed for want of descriptors or memory
     /// (EMFILE, ENFILE, ENOBUFS, ENOMEM); the connections wait in the backlog meanwhile.
-    public var acceptBackoff: TimeAmount
+    package var acceptBackoff: TimeAmount
 
     /// Whether an accept error is the process or the system running out of descriptors or memory
     /// (worth pausing for), rather than one connection's failure (ECONNABORTED: accept the next).
@@ -40,7 +40,7 @@ public struct HTTPLimits: Sendable, Hashable {
         [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errnoCode)
     }
 
-    public init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10),
+    package init(maxHeadSize: Int = 16 * 1024, maxBodySize: Int = 1 << 20, headTimeout: TimeAmount = .seconds(10),
                 maxPendingConnections: Int = 4_096, maxPipelinedBytes: Int = 2 << 20, acceptBackoff: TimeAmount = .seconds(1)) {
         self.maxHeadSize = maxHeadSize
         self.maxBodySize = maxBodySize

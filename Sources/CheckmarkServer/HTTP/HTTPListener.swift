@@ -6,18 +6,18 @@ import NIOHTTP1
 import NIOPosix
 
 /// A TCP listener speaking HTTP/1.1 and WebSocket on the same port.
-public final class HTTPListener: Sendable {
-    public let channel: any Channel
+package final class HTTPListener: Sendable {
+    package let channel: any Channel
 
     private init(channel: any Channel) { self.channel = channel }
 
     /// The bound address (useful with port 0).
-    public var localAddress: SocketAddress? { channel.localAddress }
-    public var port: Int { channel.localAddress?.port ?? 0 }
+    package var localAddress: SocketAddress? { channel.localAddress }
+    package var port: Int { channel.localAddress?.port ?? 0 }
 
     /// Binds and starts accepting.
     /// - Throws: NIO's bind error when the address is taken or not available.
-    public static func bind(
+    package static func bind(
         host: String, port: Int, group: any EventLoopGroup, routes: any HTTPRoutes,
         handshake: ServerHandshake, httpLimits: HTTPLimits = .init(), webSocket: WebSocketSettings = .init(),
         backlog: Int32 = 4096
@@ -70,7 +70,7 @@ public final class HTTPListener: Sendable {
     }
 
     /// Stops accepting new connections (open ones are not touched).
-    public func close() async throws {
+    package func close() async throws {
         try await channel.close()
     }
 }

@@ -3,18 +3,18 @@ import CheckmarkWebSocketNIO
 import NIOCore
 
 /// A complete HTTP/1.1 request as the routes see it.
-public struct HTTPRequest: Sendable {
-    public var method: String
+package struct HTTPRequest: Sendable {
+    package var method: String
     /// The request target as sent, path and query.
-    public var uri: String
-    public var versionMajor: Int
-    public var versionMinor: Int
-    public var headers: HTTPHeaderList
-    public var body: ByteBuffer
+    package var uri: String
+    package var versionMajor: Int
+    package var versionMinor: Int
+    package var headers: HTTPHeaderList
+    package var body: ByteBuffer
     /// The client's address as the listener saw it (for logging refusals), when known.
-    public var peer: String?
+    package var peer: String?
 
-    public init(method: String, uri: String, versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaderList = [:], body: ByteBuffer = ByteBuffer()) {
+    package init(method: String, uri: String, versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaderList = [:], body: ByteBuffer = ByteBuffer()) {
         self.method = method
         self.uri = uri
         self.versionMajor = versionMajor
@@ -24,12 +24,12 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The path without the query.
-    public var path: String {
+    package var path: String {
         uri.firstIndex(of: "?").map { String(uri[..<$0]) } ?? uri
     }
 
     /// Query parameters, percent-decoded, first value wins.
-    public var query: [String: String] {
+    package var query: [String: String] {
         guard let mark = uri.firstIndex(of: "?") else { return [:] }
         var result: [String: String] = [:]
         for pair in uri[uri.index(after: mark)...].split(separator: "&") {

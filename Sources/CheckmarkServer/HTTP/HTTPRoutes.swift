@@ -4,7 +4,7 @@ import NIOCore
 
 /// What the HTTP listener does with each request: upgrade it to a WebSocket served by an application,
 /// or answer it.
-public protocol HTTPRoutes: Sendable {
+package protocol HTTPRoutes: Sendable {
     /// Called on the connection's event loop for a request head that asks to upgrade. Returns the
     /// application that will serve the connection, or a response refusing it.
     func webSocketApplication(for request: HTTPRequest, on eventLoop: any EventLoop) -> Result<any WebSocketApplication, HTTPResponseRejection>
@@ -27,19 +27,19 @@ public protocol HTTPRoutes: Sendable {
 }
 
 extension HTTPRoutes {
-    public func payloadTooLarge(limit: Int) -> HTTPResponse {
+    package func payloadTooLarge(limit: Int) -> HTTPResponse {
         .text(413, "request body larger than \(limit) bytes")
     }
 
-    public func refusal(status: Int, message: String) -> HTTPResponse {
+    package func refusal(status: Int, message: String) -> HTTPResponse {
         .text(status, message)
     }
 
-    public func refused(status: Int, message: String, peer: String) {}
+    package func refused(status: Int, message: String, peer: String) {}
 }
 
 /// A refusal to upgrade, answered as this HTTP response.
-public struct HTTPResponseRejection: Error, Sendable {
-    public var response: HTTPResponse
-    public init(_ response: HTTPResponse) { self.response = response }
+package struct HTTPResponseRejection: Error, Sendable {
+    package var response: HTTPResponse
+    package init(_ response: HTTPResponse) { self.response = response }
 }

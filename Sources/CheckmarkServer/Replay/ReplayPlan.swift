@@ -3,20 +3,20 @@ import CheckmarkWire
 
 /// A recorded trace made ready to re-run: its commands in order, and per recorded connection the
 /// events it received. Compares what a re-run delivered with that, times normalised. Pure.
-public struct ReplayPlan: Sendable {
+package struct ReplayPlan: Sendable {
     /// Why a trace cannot be run.
-    public struct Unrunnable: Error, CustomStringConvertible {
-        public var description: String
+    package struct Unrunnable: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    public var commands: [(seq: Int64, at: Timestamp, command: ReceiptsCommand)] = []
+    package var commands: [(seq: Int64, at: Timestamp, command: ReceiptsCommand)] = []
     /// Per recorded connection, the events it received, normalised.
-    public var expected: [String: [JSONValue]] = [:]
+    package var expected: [String: [JSONValue]] = [:]
     /// Recorded connection id to user id.
-    public var users: [String: String] = [:]
+    package var users: [String: String] = [:]
 
     /// - Throws: ``Unrunnable`` when an event has no recipients (a trace exported from a journal).
-    public init(_ lines: [TraceLine]) throws(Unrunnable) {
+    package init(_ lines: [TraceLine]) throws(Unrunnable) {
         for line in lines {
             switch line {
             case .command(let seq, let at, let command):
@@ -35,18 +35,18 @@ public struct ReplayPlan: Sendable {
 
     /// Seconds to wait before command `index` to keep the recorded pace times `speed` (nil: as fast
     /// as possible).
-    public func pause(before index: Int, speed: Double?) -> Double? {
+    package func pause(before index: Int, speed: Double?) -> Double? {
         guard let speed, speed > 0, index > 0 else { return nil }
         let gap = Double(commands[index].at.rawValue - commands[index - 1].at.rawValue) / 1e6 / speed
         return gap > 0 ? gap : nil
     }
 
     /// How many events the connection should receive in all.
-    public func expectedCount(_ connectionID: String) -> Int { expected[connectionID]?.count ?? 0 }
+    package func expectedCount(_ connectionID: String) -> Int { expected[connectionID]?.count ?? 0 }
 
     /// Compares what each connection received (normalised) with the recording, adding one readable
     /// difference per connection that differs.
-    public func compare(received: [String: [JSONValue]], into report: inout ReplayReport) {
+    package func compare(received: [String: [JSONValue]], into report: inout ReplayReport) {
         for connectionID in Set(expected.keys).union(received.keys).sorted() {
             let want = expected[connectionID] ?? []
             let got = received[connectionID] ?? []
@@ -71,12 +71,12 @@ public struct ReplayPlan: Sendable {
     }
 
     /// The event with every RFC 3339 time replaced by `<time>`.
-    public static func normalised(_ bytes: [UInt8]) -> JSONValue {
+    package static func normalised(_ bytes: [UInt8]) -> JSONValue {
         guard let value = try? JSONParser.parse(bytes, limits: .stored) else { return .string(String(decoding: bytes, as: UTF8.self)) }
         return normalised(value)
     }
 
-    public static func normalised(_ value: JSONValue) -> JSONValue {
+    package static func normalised(_ value: JSONValue) -> JSONValue {
         switch value {
         case .string(let text) where Timestamp(rfc3339: text) != nil: .string("<time>")
         case .array(let items): .array(items.map(normalised))

@@ -11,7 +11,7 @@ import NIOPosix
 /// and compares what every connection receives with what the trace says it received. Times are
 /// normalised (every RFC 3339 string compares equal to every other); connection ids are the
 /// recorded ones, and generated message ids come out the same because the history is the same.
-public enum ReplayRunner {
+package enum ReplayRunner {
     /// - Parameters:
     ///   - speed: nil re-runs as fast as the server allows; otherwise at the recorded pace times this
     ///     factor (2 is twice as fast).
@@ -20,7 +20,7 @@ public enum ReplayRunner {
     ///   - progress: called with (commands done, commands in all).
     /// - Throws: ``ReplayPlan/Unrunnable`` for a trace without recipients (exported from a journal) or storage
     ///   errors of the temporary store.
-    public static func run(
+    package static func run(
         _ lines: [TraceLine], speed: Double? = nil, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         progress: (Int, Int) -> Void = { _, _ in }
     ) async throws -> ReplayReport {

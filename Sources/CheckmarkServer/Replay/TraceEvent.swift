@@ -3,18 +3,18 @@ import CheckmarkWire
 
 /// An event line of a trace: the event as shared by its recipients (counts left out), and either
 /// its recipient connections with their counts (recorded live) or its audience (from a journal).
-public struct TraceEvent: Sendable, Hashable {
+package struct TraceEvent: Sendable, Hashable {
     /// The `seq` of the command line that produced it.
-    public var commandSeq: Int64
-    public var type: String
-    public var cid: ChannelCID?
-    public var channelSeq: Int64?
-    public var audience: EventAudience?
-    public var recipients: [Recipient]?
+    package var commandSeq: Int64
+    package var type: String
+    package var cid: ChannelCID?
+    package var channelSeq: Int64?
+    package var audience: EventAudience?
+    package var recipients: [Recipient]?
     /// The event's JSON without per-recipient counts.
-    public var json: [UInt8]
+    package var json: [UInt8]
 
-    public init(commandSeq: Int64, type: String, cid: ChannelCID?, channelSeq: Int64?, audience: EventAudience?,
+    package init(commandSeq: Int64, type: String, cid: ChannelCID?, channelSeq: Int64?, audience: EventAudience?,
                 recipients: [Recipient]?, json: [UInt8]) {
         self.commandSeq = commandSeq
         self.type = type
@@ -26,7 +26,7 @@ public struct TraceEvent: Sendable, Hashable {
     }
 
     /// The JSON one recipient received: the shared object with that recipient's counts.
-    public func json(for counts: UnreadCounts?) -> [UInt8] {
+    package func json(for counts: UnreadCounts?) -> [UInt8] {
         EncodedEvent(stored: json, type: type).json(for: counts)
     }
 }

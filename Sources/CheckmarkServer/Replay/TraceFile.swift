@@ -3,15 +3,15 @@ import CheckmarkStorage
 import Foundation
 
 /// Reading history as trace lines: a trace file, or a data directory's journal.
-public enum TraceFile {
+package enum TraceFile {
     /// Why history could not be read.
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Every line of a trace file (JSON lines), in order.
     /// - Throws: ``Failure`` for an unreadable file, ``TraceLine/Failure`` naming the first bad line.
-    public static func lines(atPath path: String) throws -> [TraceLine] {
+    package static func lines(atPath path: String) throws -> [TraceLine] {
         guard let data = FileManager.default.contents(atPath: path) else { throw Failure(description: "cannot read \(path)") }
         var lines: [TraceLine] = []
         var number = 0
@@ -26,7 +26,7 @@ public enum TraceFile {
     /// A data directory's whole journal as trace lines (events name their audience, not connections).
     /// Takes the directory's lock: the server using it must be stopped.
     /// - Throws: ``Failure`` when the directory holds no database, or the storage errors of opening it.
-    public static func journalLines(dataDirectory path: String) throws -> [TraceLine] {
+    package static func journalLines(dataDirectory path: String) throws -> [TraceLine] {
         guard FileManager.default.fileExists(atPath: path + "/" + DataDirectory.databaseFileName) else {
             throw Failure(description: "\(path) holds no Checkmark database")
         }

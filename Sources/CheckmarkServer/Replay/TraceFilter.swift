@@ -3,14 +3,14 @@ import CheckmarkWire
 
 /// Selects the lines of a trace about one channel, user, set of types or time range (`checkmark
 /// replay inspect`), and prints a line for people. Pure.
-public struct TraceFilter: Sendable {
-    public var channel: ChannelCID?
-    public var user: String?
-    public var types: Set<String>?
-    public var since: Timestamp?
-    public var until: Timestamp?
+package struct TraceFilter: Sendable {
+    package var channel: ChannelCID?
+    package var user: String?
+    package var types: Set<String>?
+    package var since: Timestamp?
+    package var until: Timestamp?
 
-    public init(channel: ChannelCID? = nil, user: String? = nil, types: Set<String>? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
+    package init(channel: ChannelCID? = nil, user: String? = nil, types: Set<String>? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
         self.channel = channel
         self.user = user
         self.types = types
@@ -19,7 +19,7 @@ public struct TraceFilter: Sendable {
     }
 
     /// The matching commands, each followed by its matching events.
-    public func apply(_ lines: [TraceLine]) -> [TraceLine] {
+    package func apply(_ lines: [TraceLine]) -> [TraceLine] {
         var out: [TraceLine] = []
         var group: (command: TraceLine, at: Timestamp, facts: CommandFacts, events: [TraceEvent])?
         func flush() {
@@ -61,7 +61,7 @@ public struct TraceFilter: Sendable {
     }
 
     /// One line as a person reads it.
-    public static func describe(_ line: TraceLine) -> String {
+    package static func describe(_ line: TraceLine) -> String {
         switch line {
         case .command(let seq, let at, let command):
             let facts = CommandFacts(command)

@@ -6,19 +6,19 @@ import CheckmarkWire
 /// it produced with who received it. Recorded live (`checkmark serve --record`), every connection's
 /// commands are in it and events name their recipient connections; exported from a journal, only
 /// durable commands are, and events name their audience instead.
-public enum TraceLine: Sendable, Hashable {
+package enum TraceLine: Sendable, Hashable {
     case command(seq: Int64, at: Timestamp, command: ReceiptsCommand)
     case event(TraceEvent)
 
     /// Why a line could not be read.
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var line: Int
-        public var reason: String
-        public var description: String { "trace line \(line): \(reason)" }
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var line: Int
+        package var reason: String
+        package var description: String { "trace line \(line): \(reason)" }
     }
 
     /// The line's JSON text (no newline).
-    public var json: [UInt8] {
+    package var json: [UInt8] {
         var w = JSONWriter(capacity: 256)
         w.beginObject()
         switch self {
@@ -59,7 +59,7 @@ public enum TraceLine: Sendable, Hashable {
     }
 
     /// Reads one line; `number` (1-based) goes into the error.
-    public static func parse(_ bytes: some Collection<UInt8>, number: Int) throws(Failure) -> TraceLine {
+    package static func parse(_ bytes: some Collection<UInt8>, number: Int) throws(Failure) -> TraceLine {
         func fail(_ reason: String) -> Failure { Failure(line: number, reason: reason) }
         let json: JSONValue
         do { json = try JSONParser.parse(bytes, limits: .stored) } catch { throw fail("not JSON: \(error.description)") }

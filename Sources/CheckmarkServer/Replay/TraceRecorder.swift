@@ -6,23 +6,23 @@ import Foundation
 /// Called on the engine's event loop only; lines reach the file in apply order, buffered, and are
 /// flushed at ``close()``. A write error (a full disk) stops the recording, never the server:
 /// ``write(_:)`` then returns the reason once, for the caller to log.
-public final class TraceRecorder: @unchecked Sendable {
+package final class TraceRecorder: @unchecked Sendable {
     private let file: UnsafeMutablePointer<FILE>
     private var closed = false
-    public let path: String
+    package let path: String
 
     /// Creates (or truncates) `path`.
     /// - Throws: ``Failure`` when the file cannot be created.
-    public init(path: String) throws(Failure) {
+    package init(path: String) throws(Failure) {
         guard let file = fopen(path, "w") else { throw Failure(path: path, reason: String(cString: strerror(errno))) }
         self.file = file
         self.path = path
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var path: String
-        public var reason: String
-        public var description: String { "cannot record a trace to \(path): \(reason)" }
+    package struct Failure: Error, CustomStringConvertible {
+        package var path: String
+        package var reason: String
+        package var description: String { "cannot record a trace to \(path): \(reason)" }
     }
 
     /// The trace lines of one applied command (numbered `seq`) and the events it produced, each with
@@ -55,7 +55,7 @@ public final class TraceRecorder: @unchecked Sendable {
     }
 
     /// Flushes and closes the file; later records are ignored.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         fflush(file)

@@ -2,12 +2,12 @@ import NIOCore
 
 /// A live reader of the trace (`/admin/trace`): receives the lines of every applied command, in
 /// apply order, on its own event loop.
-public struct TraceSubscriber: Sendable {
-    public let id: String
+package struct TraceSubscriber: Sendable {
+    package let id: String
     let eventLoop: any EventLoop
     let deliver: @Sendable ([[UInt8]]) -> Void
 
-    public init(id: String, eventLoop: any EventLoop, deliver: @escaping @Sendable ([[UInt8]]) -> Void) {
+    package init(id: String, eventLoop: any EventLoop, deliver: @escaping @Sendable ([[UInt8]]) -> Void) {
         self.id = id
         self.eventLoop = eventLoop
         self.deliver = deliver

@@ -6,10 +6,10 @@ import Logging
 /// config file (a JSON object), then the environment (`CHECKMARK_<KEY>`), then command-line flags.
 /// Every source uses the same keys (see ``keys``); an unknown key or a bad value is an error naming
 /// its source.
-public enum ConfigurationLoader {
+package enum ConfigurationLoader {
     /// Every setting: its key (file and flag name with `_` for `-`; upper-cased for the environment)
     /// and what it means.
-    public static let keys: [(key: String, help: String)] = [
+    package static let keys: [(key: String, help: String)] = [
         ("host", "address to listen on (default 127.0.0.1)"),
         ("port", "port to listen on, 0 picks a free one (default 8080)"),
         ("data_dir", "data directory, created if missing (default ./checkmark-data)"),
@@ -54,7 +54,7 @@ public enum ConfigurationLoader {
     ]
 
     /// The unit of every numeric setting (a bare number is in this unit); other settings are text.
-    public static let units: [String: SettingUnit] = [
+    package static let units: [String: SettingUnit] = [
         "port": .count, "max_connections": .count, "max_connections_per_user": .count, "max_watched_channels": .count,
         "commands_per_second": .count, "command_burst": .count, "max_outbound_buffer": .bytes,
         "slow_consumer_grace": .milliseconds, "max_resume_events": .count, "max_message_size": .bytes,
@@ -67,30 +67,30 @@ public enum ConfigurationLoader {
     ]
 
     /// `CHECKMARK_*` variables that other commands and scripts read: not settings, and not warned about.
-    public static let otherVariables: Set<String> = [
+    package static let otherVariables: Set<String> = [
         "CHECKMARK_TEST_POSTGRES_URL", "CHECKMARK_BINARY", "CHECKMARK_COMMIT", "CHECKMARK_CRASH_ROUNDS", "CHECKMARK_COMPAT_URL",
     ]
 
-    public struct Invalid: Error, CustomStringConvertible {
-        public var description: String
+    package struct Invalid: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Everything the sources say: the configuration, where each key's value came from (`default`,
     /// `config file PATH`, `environment CHECKMARK_KEY`, `flag --key`), every error (each naming its
     /// source and key) and the warnings (unknown `CHECKMARK_*` variables, with a near key if any).
-    public struct Report: Sendable {
-        public var configuration = ServerConfiguration()
-        public var sources: [String: String] = [:]
-        public var errors: [String] = []
-        public var warnings: [String] = []
+    package struct Report: Sendable {
+        package var configuration = ServerConfiguration()
+        package var sources: [String: String] = [:]
+        package var errors: [String] = []
+        package var warnings: [String] = []
 
         /// Where `key`'s value came from.
-        public func source(of key: String) -> String { sources[key] ?? "default" }
+        package func source(of key: String) -> String { sources[key] ?? "default" }
     }
 
     /// Reads every source and validates the result, collecting every error instead of stopping at
     /// the first (what `checkmark config check` prints).
-    public static func check(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) -> Report {
+    package static func check(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) -> Report {
         var report = Report()
         let known = Set(keys.map(\.key))
         func apply(_ key: String, _ value: String, source: String) {
@@ -158,7 +158,7 @@ public enum ConfigurationLoader {
     }
 
     /// The known key nearest to `key`, if one is near enough.
-    public static func nearest(_ key: String) -> String? {
+    package static func nearest(_ key: String) -> String? {
         guard !key.isEmpty else { return nil }
         var best: (key: String, distance: Int)?
         for candidate in keys.map(\.key) {
@@ -186,7 +186,7 @@ public enum ConfigurationLoader {
     ///   - file: the config file's contents, if one was given, and its path (for messages).
     ///   - environment: the process environment; only `CHECKMARK_*` names are read.
     ///   - flags: values given on the command line, by key.
-    public static func load(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) throws(Invalid) -> ServerConfiguration {
+    package static func load(file: (path: String, contents: String)?, environment: [String: String], flags: [String: String]) throws(Invalid) -> ServerConfiguration {
         let report = check(file: file, environment: environment, flags: flags)
         if let first = report.errors.first { throw Invalid(description: first) }
         return report.configuration
@@ -272,7 +272,7 @@ public enum ConfigurationLoader {
 extension ConfigurationLoader {
     /// `key`'s value in `c`, as a source would write it, with secrets masked: the api_secret as
     /// `********` (or `(development secret)`), a postgres_url's password as `****`.
-    public static func displayValue(of key: String, in c: ServerConfiguration) -> String {
+    package static func displayValue(of key: String, in c: ServerConfiguration) -> String {
         switch key {
         case "host": c.host
         case "port": "\(c.port)"

@@ -1,5 +1,5 @@
 /// The `demo` setting: whether `checkmark serve` serves the demo page at `/demo` (``DemoPage``).
-public enum DemoSetting: String, Sendable, Hashable, CaseIterable {
+package enum DemoSetting: String, Sendable, Hashable, CaseIterable {
     /// Served only while the server uses the development api_secret (loopback only).
     case auto
     /// Always served; with other credentials the page asks for a user token to be pasted.
@@ -8,7 +8,7 @@ public enum DemoSetting: String, Sendable, Hashable, CaseIterable {
     case off = "false"
 
     /// Whether the page is served by a server whose secret is (or is not) the development one.
-    public func serves(usingDevelopmentSecret: Bool) -> Bool {
+    package func serves(usingDevelopmentSecret: Bool) -> Bool {
         switch self {
         case .auto: usingDevelopmentSecret
         case .on: true

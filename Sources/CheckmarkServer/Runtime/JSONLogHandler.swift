@@ -6,10 +6,10 @@ import Logging
 /// `time` (RFC 3339, UTC, milliseconds), `level`, `label`, `message`, then every metadata item as a
 /// field of its own (strings; lists and dictionaries as JSON arrays and objects). A metadata key
 /// that would shadow one of the four fixed fields is written with a `meta_` prefix.
-public struct JSONLogHandler: LogHandler {
-    public var logLevel: Logger.Level = .info
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct JSONLogHandler: LogHandler {
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let write: @Sendable (String) -> Void
 
@@ -17,23 +17,23 @@ public struct JSONLogHandler: LogHandler {
     static let fixedFields: Set<String> = ["time", "level", "label", "message"]
 
     /// A handler writing each line (with its newline) through `write`; standard error by default.
-    public init(label: String, metadataProvider: Logger.MetadataProvider? = nil,
+    package init(label: String, metadataProvider: Logger.MetadataProvider? = nil,
                 write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardError) {
         self.label = label
         self.metadataProvider = metadataProvider
         self.write = write
     }
 
-    public static let standardError: @Sendable (String) -> Void = { line in
+    package static let standardError: @Sendable (String) -> Void = { line in
         FileHandle.standardError.write(Data(line.utf8))
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
         if let given = event.metadata { all.merge(given) { _, new in new } }

@@ -2,14 +2,14 @@ import Foundation
 
 /// A process's CPU time, resident memory and open descriptors from /proc (Linux): what `/metrics`
 /// exposes under Prometheus's standard `process_*` names, and what the load harness samples.
-public struct ProcessStatistics: Sendable, Equatable {
+package struct ProcessStatistics: Sendable, Equatable {
     /// User plus system CPU seconds used so far.
-    public var cpuSeconds: Double
-    public var residentBytes: Int
+    package var cpuSeconds: Double
+    package var residentBytes: Int
     /// Open file descriptors (sockets included); nil when /proc/PID/fd cannot be listed.
-    public var openFileDescriptors: Int?
+    package var openFileDescriptors: Int?
 
-    public init(cpuSeconds: Double, residentBytes: Int, openFileDescriptors: Int?) {
+    package init(cpuSeconds: Double, residentBytes: Int, openFileDescriptors: Int?) {
         self.cpuSeconds = cpuSeconds
         self.residentBytes = residentBytes
         self.openFileDescriptors = openFileDescriptors
@@ -18,7 +18,7 @@ public struct ProcessStatistics: Sendable, Equatable {
     private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
     /// Reads `pid` (this process by default); nil where /proc is missing or unreadable.
-    public static func read(pid: Int32 = getpid(), countingDescriptors: Bool = false) -> ProcessStatistics? {
+    package static func read(pid: Int32 = getpid(), countingDescriptors: Bool = false) -> ProcessStatistics? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return nil }
         // After the command name: field 3 (state) first; utime and stime are fields 14 and 15.
@@ -36,7 +36,7 @@ public struct ProcessStatistics: Sendable, Equatable {
 
     /// The Prometheus text exposition of these figures (`process_cpu_seconds_total`,
     /// `process_resident_memory_bytes`, `process_open_fds`).
-    public var prometheusText: String {
+    package var prometheusText: String {
         var text = """
         # HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
         # TYPE process_cpu_seconds_total counter

@@ -14,12 +14,12 @@ import Prometheus
 /// why), loads the state and starts listening. ``shutdown()`` is the graceful stop: readiness turns
 /// false, the listener stops accepting, every WebSocket is closed with 1001, pending commits are
 /// flushed, and storage is closed; it is bounded by the configured shutdown timeout.
-public final class ReceiptsServer: Sendable {
-    public let configuration: ServerConfiguration
-    public let listener: HTTPListener
-    public let service: ReceiptsService
-    public let gateway: Gateway
-    public let registry: PrometheusCollectorRegistry
+package final class ReceiptsServer: Sendable {
+    package let configuration: ServerConfiguration
+    package let listener: HTTPListener
+    package let service: ReceiptsService
+    package let gateway: Gateway
+    package let registry: PrometheusCollectorRegistry
     private let engineGroup: MultiThreadedEventLoopGroup
     private let store: any ReceiptsStore
     private let logger: Logger
@@ -27,12 +27,12 @@ public final class ReceiptsServer: Sendable {
     private let stopped: EventLoopPromise<Void>
 
     /// How often the journal's retention policy is applied.
-    public static let pruneIntervalSeconds: Int64 = 60
+    package static let pruneIntervalSeconds: Int64 = 60
 
     /// The port actually bound (useful with port 0).
-    public var port: Int { listener.port }
+    package var port: Int { listener.port }
 
-    public static func start(_ configuration: ServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws -> ReceiptsServer {
+    package static func start(_ configuration: ServerConfiguration, group: any EventLoopGroup, logger: Logger) async throws -> ReceiptsServer {
         try configuration.validate()
         let store = try await openStore(configuration, logger: logger)
         let registry = PrometheusCollectorRegistry()
@@ -145,10 +145,10 @@ public final class ReceiptsServer: Sendable {
     private let stoppingFlag: NIOLockedValueBox<Bool>
 
     /// The storage error that stopped the server, if one did.
-    public var fatalError: StorageError? { fatal.withLockedValue { $0 } }
+    package var fatalError: StorageError? { fatal.withLockedValue { $0 } }
 
     /// Completes when the server has stopped (after ``shutdown()`` or a storage failure).
-    public func waitUntilStopped() async {
+    package func waitUntilStopped() async {
         try? await stopped.futureResult.get()
     }
 
@@ -158,7 +158,7 @@ public final class ReceiptsServer: Sendable {
     }
 
     /// Graceful stop (see the type's documentation). Safe to call more than once.
-    public func shutdown() async {
+    package func shutdown() async {
         await shutdown(.shuttingDown)
     }
 

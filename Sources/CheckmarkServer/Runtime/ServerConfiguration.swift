@@ -8,80 +8,80 @@ import NIOCore
 
 /// Everything `checkmark serve` can be told. Filled from defaults, then a config file, then the
 /// environment, then flags (later wins); ``validate()`` checks it before anything starts.
-public struct ServerConfiguration: Sendable {
-    public var host = "127.0.0.1"
-    public var port = 8080
-    public var dataDirectory = "./checkmark-data"
+package struct ServerConfiguration: Sendable {
+    package var host = "127.0.0.1"
+    package var port = 8080
+    package var dataDirectory = "./checkmark-data"
     /// A PostgreSQL database to store in, shared with the cluster's other nodes; nil stores in SQLite
     /// in ``dataDirectory``.
-    public var postgresURL: String?
+    package var postgresURL: String?
     /// Where to record a live trace of every command and event (`record`); nil records nothing.
-    public var recordPath: String?
-    public var apiKey = ServerConfiguration.developmentAPIKey
-    public var apiSecret = ServerConfiguration.developmentAPISecret
-    public var logLevel: Logger.Level = .info
+    package var recordPath: String?
+    package var apiKey = ServerConfiguration.developmentAPIKey
+    package var apiSecret = ServerConfiguration.developmentAPISecret
+    package var logLevel: Logger.Level = .info
     /// `text` (swift-log's plain lines) or `json` (one object a line).
-    public var logFormat = LogFormat.text
+    package var logFormat = LogFormat.text
     /// One `info` line per REST request and per closed WebSocket connection.
-    public var accessLog = true
-    public var metricsEnabled = true
+    package var accessLog = true
+    package var metricsEnabled = true
     /// Whether `/demo` serves the demo page (by default only with the development credentials).
-    public var demo = DemoSetting.auto
+    package var demo = DemoSetting.auto
     /// Which web origins may call the REST API from a browser (none by default).
-    public var cors = CORSPolicy.none
-    public var gateway = GatewayLimits()
-    public var maxMessageBytes = WebSocketLimits.default.maxMessageSize
+    package var cors = CORSPolicy.none
+    package var gateway = GatewayLimits()
+    package var maxMessageBytes = WebSocketLimits.default.maxMessageSize
     /// Largest REST request body; 413 (Stream code 22) past it.
-    public var maxRequestBodyBytes = HTTPLimits().maxBodySize
+    package var maxRequestBodyBytes = HTTPLimits().maxBodySize
     /// Seconds a whole HTTP request (head and body) may take to arrive, and a keep-alive connection may
     /// stay idle; 408 past it.
-    public var requestTimeoutSeconds = 10
+    package var requestTimeoutSeconds = 10
     /// HTTP connections that are not WebSocket yet, at once; 503 past it.
-    public var maxPendingConnections = HTTPLimits().maxPendingConnections
+    package var maxPendingConnections = HTTPLimits().maxPendingConnections
     /// Bytes of pipelined requests held while an earlier one is answered; past it the connection closes.
-    public var maxPipelinedBytes = HTTPLimits().maxPipelinedBytes
+    package var maxPipelinedBytes = HTTPLimits().maxPipelinedBytes
     /// Milliseconds the listener stops accepting after accept failed for want of descriptors or memory.
-    public var acceptBackoffMilliseconds = Int(HTTPLimits().acceptBackoff.nanoseconds / 1_000_000)
+    package var acceptBackoffMilliseconds = Int(HTTPLimits().acceptBackoff.nanoseconds / 1_000_000)
     /// Seconds a token's `nbf` and `iat` may lie ahead of the server's clock (4001 / 401 further).
-    public var tokenClockSkewSeconds = Int(JWT.defaultClockSkewSeconds)
+    package var tokenClockSkewSeconds = Int(JWT.defaultClockSkewSeconds)
     /// Refusal lines logged per second at most; the others are counted in the next line's `suppressed`.
-    public var refusalLogLinesPerSecond = 20
+    package var refusalLogLinesPerSecond = 20
     /// REST requests per second one user token may make on average, and at once (429 past them).
-    public var restRequestsPerSecond = 100
-    public var restRequestBurst = 200
+    package var restRequestsPerSecond = 100
+    package var restRequestBurst = 200
     /// Largest user profile (name, image, custom fields), in bytes; 400 past it. Equal on every node.
-    public var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
-    public var keepaliveSeconds = 30
-    public var idleTimeoutSeconds = 120
-    public var compression = true
-    public var retention = RetentionPolicy.keepAll
+    package var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
+    package var keepaliveSeconds = 30
+    package var idleTimeoutSeconds = 120
+    package var compression = true
+    package var retention = RetentionPolicy.keepAll
     /// Seconds a graceful shutdown may take before remaining connections are dropped.
-    public var shutdownTimeoutSeconds = 10
+    package var shutdownTimeoutSeconds = 10
 
     /// The clearly-marked development credentials: usable on loopback only.
-    public static let developmentAPIKey = "checkmark-dev-key"
-    public static let developmentAPISecret = "checkmark-dev-secret-NOT-FOR-PRODUCTION"
+    package static let developmentAPIKey = "checkmark-dev-key"
+    package static let developmentAPISecret = "checkmark-dev-secret-NOT-FOR-PRODUCTION"
 
-    public init() {}
+    package init() {}
 
-    public var usesDevelopmentSecret: Bool { apiSecret == Self.developmentAPISecret }
+    package var usesDevelopmentSecret: Bool { apiSecret == Self.developmentAPISecret }
 
     /// Whether `/demo` is served, ``demo`` applied to these credentials.
-    public var servesDemo: Bool { demo.serves(usingDevelopmentSecret: usesDevelopmentSecret) }
+    package var servesDemo: Bool { demo.serves(usingDevelopmentSecret: usesDevelopmentSecret) }
 
     /// A start-up error, printed as it is.
-    public struct Invalid: Error, CustomStringConvertible {
-        public var description: String
+    package struct Invalid: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The first of ``problems()``, as a start-up error naming its key.
-    public func validate() throws(Invalid) {
+    package func validate() throws(Invalid) {
         if let first = problems().first { throw Invalid(description: "\(first.key): \(first.message)") }
     }
 
     /// Every value out of its range or inconsistent with another, by the key (as in
     /// ``ConfigurationLoader/keys``) it belongs to.
-    public func problems() -> [(key: String, message: String)] {
+    package func problems() -> [(key: String, message: String)] {
         var problems: [(key: String, message: String)] = []
         if !(0...65_535).contains(port) { problems.append(("port", "port must be between 0 and 65535, not \(port)")) }
         if host.isEmpty { problems.append(("host", "host must not be empty")) }

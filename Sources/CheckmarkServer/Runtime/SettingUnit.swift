@@ -1,7 +1,7 @@
 /// The unit a numeric setting is kept in, and how its value may be written in a config file, an
 /// environment variable or a flag: a bare number is in the setting's own unit (as documented);
 /// durations also take `500ms`, `5s`, `2m`, `1h`, sizes `64KiB`, `4MiB`, `1GiB`. Pure.
-public enum SettingUnit: Sendable, Equatable {
+package enum SettingUnit: Sendable, Equatable {
     /// A count, a rate: a whole number.
     case count
     case seconds
@@ -9,7 +9,7 @@ public enum SettingUnit: Sendable, Equatable {
     case bytes
 
     /// What the README and `--help` call it.
-    public var name: String {
+    package var name: String {
         switch self {
         case .count: "count"
         case .seconds: "seconds (or 500ms, 5s, 2m, 1h)"
@@ -19,7 +19,7 @@ public enum SettingUnit: Sendable, Equatable {
     }
 
     /// `text` in this unit, or why it cannot be (`must be ..., not 'x'`; without the key or source).
-    public func parse(_ text: String) -> Result<Int, Refusal> {
+    package func parse(_ text: String) -> Result<Int, Refusal> {
         let trimmed = Substring(text)
         let digits = trimmed.prefix { $0.isNumber || $0 == "-" }
         let suffix = trimmed.dropFirst(digits.count)
@@ -49,8 +49,8 @@ public enum SettingUnit: Sendable, Equatable {
     }
 
     /// Why a value is refused: `must be ..., not 'x'`.
-    public struct Refusal: Error, Sendable {
-        public var reason: String
+    package struct Refusal: Error, Sendable {
+        package var reason: String
     }
 
     private var expected: String {

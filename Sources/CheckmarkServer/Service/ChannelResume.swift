@@ -5,15 +5,15 @@ import CheckmarkStorage
 /// after the sequence it last saw, up to the sequence at which its live events begin, or why the
 /// journal cannot give them (the client must then re-read the channel's state). Pure: built from
 /// journal rows and sequences, no I/O.
-public struct ChannelResume: Sendable, Hashable {
-    public var cid: ChannelCID
+package struct ChannelResume: Sendable, Hashable {
+    package var cid: ChannelCID
     /// The last `channel_seq` the client saw.
-    public var after: Int64
+    package var after: Int64
     /// The channel's sequence when the watch took effect: replayed events end here, live ones follow.
-    public var head: Int64
-    public var outcome: Outcome
+    package var head: Int64
+    package var outcome: Outcome
 
-    public enum Outcome: Sendable, Hashable {
+    package enum Outcome: Sendable, Hashable {
         /// The missed events for this user, in channel order (possibly none).
         case replayed([JournalEvent])
         /// The journal does not reach back to `after`, or never held it.
@@ -22,10 +22,10 @@ public struct ChannelResume: Sendable, Hashable {
 
     /// The most events one resume replays; further back, the client re-reads state instead
     /// (the bound on what one reconnecting client can make the server send at once).
-    public static let defaultMaxEvents = 10_000
+    package static let defaultMaxEvents = 10_000
 
     /// Checks before reading the journal: nil when the journal must be read for `after < seq <= head`.
-    public static func precheck(cid: ChannelCID, after: Int64, head: Int64, maxEvents: Int) -> ChannelResume? {
+    package static func precheck(cid: ChannelCID, after: Int64, head: Int64, maxEvents: Int) -> ChannelResume? {
         if after < 0 {
             return ChannelResume(cid: cid, after: after, head: head, outcome: .unavailable(reason: "last_seq must not be negative"))
         }
@@ -45,7 +45,7 @@ public struct ChannelResume: Sendable, Hashable {
     /// (none pruned) and carry its audience; the events are those a watching connection of `userID`
     /// receives, less the user's own notifications emitted after `openedAfterEventSeq` (the journal's
     /// last event sequence when the connection opened): those reached the connection live already.
-    public static func build(cid: ChannelCID, userID: String, after: Int64, head: Int64, rows: [JournalEvent],
+    package static func build(cid: ChannelCID, userID: String, after: Int64, head: Int64, rows: [JournalEvent],
                              openedAfterEventSeq: Int64 = .max) -> ChannelResume {
         func unavailable(_ reason: String) -> ChannelResume {
             ChannelResume(cid: cid, after: after, head: head, outcome: .unavailable(reason: reason))

@@ -4,7 +4,7 @@ import NIOCore
 
 /// Where a connection's events go: implemented by the gateway's connection, called on ``eventLoop``
 /// with events in the order they were committed.
-public protocol EventSink: AnyObject {
+package protocol EventSink: AnyObject {
     var eventLoop: any EventLoop { get }
     /// The window size of shared compressed frames this connection takes, or nil for plain frames.
     var sharedCompressionWindowBits: Int? { get }
@@ -14,14 +14,14 @@ public protocol EventSink: AnyObject {
 }
 
 /// An event encoded once for all its recipients, with its journal sequences.
-public struct SharedEvent: Sendable {
-    public var type: String
-    public var encoded: EncodedEvent
-    public var cid: ChannelCID?
+package struct SharedEvent: Sendable {
+    package var type: String
+    package var encoded: EncodedEvent
+    package var cid: ChannelCID?
     /// The channel's event sequence (for channel events).
-    public var channelSeq: Int64?
+    package var channelSeq: Int64?
 
-    public init(type: String, encoded: EncodedEvent, cid: ChannelCID?, channelSeq: Int64?) {
+    package init(type: String, encoded: EncodedEvent, cid: ChannelCID?, channelSeq: Int64?) {
         self.type = type
         self.encoded = encoded
         self.cid = cid

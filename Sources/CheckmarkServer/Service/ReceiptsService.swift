@@ -24,15 +24,15 @@ import NIOPosix
 /// connection changes wait for a cycle too, without the lock, so that a client sees on any node
 /// everything committed before it asked. Other nodes' commits are picked up when PostgreSQL notifies
 /// them, and at least every ``clusterPollInterval`` in case a notification was lost.
-public final class ReceiptsService: Sendable {
+package final class ReceiptsService: Sendable {
     /// How often a cluster node looks for other nodes' commits without being notified.
-    public static let clusterPollInterval = TimeAmount.seconds(1)
+    package static let clusterPollInterval = TimeAmount.seconds(1)
     /// How long a cluster node waits for the node holding a connection to answer a command for it
     /// (``PeerMessage``); with no answer, the connection does not exist (`unknown_connection`).
-    public static let peerAnswerTimeout = TimeAmount.seconds(1)
+    package static let peerAnswerTimeout = TimeAmount.seconds(1)
     /// This node's name among the cluster's nodes (random, per start).
     let nodeID: String
-    public let engineLoop: any EventLoop
+    package let engineLoop: any EventLoop
     private let store: any ReceiptsStore
     private let local: LocalCommitDriver
     /// The cluster's side of this node when the store is shared by a cluster; nil for a single node.
@@ -85,7 +85,7 @@ public final class ReceiptsService: Sendable {
 
     /// Loads the state from `store` and starts serving on `engineLoop`. `maxWatchedChannelsPerConnection`
     /// bounds the watches of one connection however they come (socket or REST).
-    public static func start(
+    package static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
         maxWatchedChannelsPerConnection: Int = .max, maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
@@ -136,7 +136,7 @@ public final class ReceiptsService: Sendable {
     }
 
     /// Whether commands are accepted and storage is healthy (`/readyz`).
-    public var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
+    package var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
     private let accepting = NIOLockedValueBox(true)
 
     /// The engine as of now (on the engine loop).
@@ -146,7 +146,7 @@ public final class ReceiptsService: Sendable {
 
     /// Applies `command` now and completes once it is durable (or refused). For `.connect`, `sink`
     /// starts receiving the connection's events.
-    public func submit(_ command: ReceiptsCommand, sink: (any EventSink)? = nil) -> EventLoopFuture<ReceiptsOutcome> {
+    package func submit(_ command: ReceiptsCommand, sink: (any EventSink)? = nil) -> EventLoopFuture<ReceiptsOutcome> {
         let promise = engineLoop.makePromise(of: ReceiptsOutcome.self)
         let sinkBox = sink.map { UnsafeTransfer($0) }
         engineLoop.execute {
@@ -170,7 +170,7 @@ public final class ReceiptsService: Sendable {
     /// Reads the engine's state as of every command submitted before, once those are durable. When
     /// the commit of a command before it fails, the read fails too (`storage_unavailable`): what it
     /// saw was never durable and is never served.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
         let promise = engineLoop.makePromise(of: T.self)
         engineLoop.execute {
             self.schedule(changesState: false) {
@@ -195,7 +195,7 @@ public final class ReceiptsService: Sendable {
     /// so that together with the live events that follow there is no gap and no duplicate. Completes
     /// once the watch is durable-ordered and the journal was read (a journal that cannot be read gives
     /// an unavailable resume); fails as the watch command does.
-    public func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
+    package func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
                       maxResumeEvents: Int = ChannelResume.defaultMaxEvents) -> EventLoopFuture<ChannelResume?> {
         let promise = engineLoop.makePromise(of: ChannelResume?.self)
         engineLoop.execute { self.schedule(changesState: false) {
@@ -447,18 +447,18 @@ public final class ReceiptsService: Sendable {
 
     /// Starts sending `subscriber` the trace lines of every command applied from now on, after a
     /// first line `{"kind":"start","at":...}` that says from when.
-    public func addTraceSubscriber(_ subscriber: TraceSubscriber) {
+    package func addTraceSubscriber(_ subscriber: TraceSubscriber) {
         engineLoop.execute { self.state.value.tracer.add(subscriber) }
     }
 
-    public func removeTraceSubscriber(id: String) {
+    package func removeTraceSubscriber(id: String) {
         engineLoop.execute { self.state.value.tracer.remove(id: id) }
     }
 
     // MARK: Retention
 
     /// Removes journal history `policy` no longer keeps, on the writer thread (between commits).
-    public func prune(_ policy: RetentionPolicy) -> EventLoopFuture<(entries: Int, events: Int)> {
+    package func prune(_ policy: RetentionPolicy) -> EventLoopFuture<(entries: Int, events: Int)> {
         let store = self.store
         return writer.runIfActive(eventLoop: engineLoop) { try store.prune(policy, now: WallClock.now()) }
     }
@@ -467,7 +467,7 @@ public final class ReceiptsService: Sendable {
 
     /// Stops accepting commands (disconnects still run), then completes once every pending commit is
     /// durable.
-    public func drain() async {
+    package func drain() async {
         let promise = engineLoop.makePromise(of: Void.self)
         engineLoop.execute {
             self.accepting.withLockedValue { $0 = false }
@@ -478,7 +478,7 @@ public final class ReceiptsService: Sendable {
     }
 
     /// Drains, then closes storage, the trace being recorded and the writer thread.
-    public func close() async {
+    package func close() async {
         await drain()
         if let cluster { try? await engineLoop.submit { cluster.leave() }.get() }
         try? await engineLoop.submit { self.state.value.tracer.close() }.get()

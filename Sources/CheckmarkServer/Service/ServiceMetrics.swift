@@ -5,23 +5,23 @@ import CoreMetrics
 /// server instance (and each test) has its own registry; ``help`` describes every family, for
 /// ``DescribedMetricsFactory``. Label values come from bounded sets only (event and confirmation
 /// types, route names, close codes, auth failure reasons), never from client input.
-public final class ServiceMetrics: Sendable {
+package final class ServiceMetrics: Sendable {
     /// Open WebSocket connections of the gateway.
-    public let connections: Meter
-    public let framesIn: Counter
-    public let framesOut: Counter
-    public let slowConsumerDisconnects: Counter
+    package let connections: Meter
+    package let framesIn: Counter
+    package let framesOut: Counter
+    package let slowConsumerDisconnects: Counter
     /// Receipts that rules 6-8 kept from other users (read or delivery events not sent to others).
-    public let suppressedByPrivacy: Counter
+    package let suppressedByPrivacy: Counter
     /// Channel resumes that replayed the missed events, and how many events they replayed.
-    public let resumes: Counter
-    public let replayedEvents: Counter
+    package let resumes: Counter
+    package let replayedEvents: Counter
     /// Channel resumes the journal could not serve (`channel.resume_failed`).
-    public let resumeFailed: Counter
-    public let commitBatchSize: Recorder
-    public let commitLatency: Timer
+    package let resumeFailed: Counter
+    package let commitBatchSize: Recorder
+    package let commitLatency: Timer
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
-    public let messagesSent: Counter
+    package let messagesSent: Counter
     private let eventsByType: [String: Counter]
     private let confirmationsByType: [ConfirmationType: Counter]
     private let rejections: Counter
@@ -30,7 +30,7 @@ public final class ServiceMetrics: Sendable {
     private let factory: any MetricsFactory
 
     /// Help text of every family this type (and ``BuildInfo``) registers.
-    public static let help: [String: String] = [
+    package static let help: [String: String] = [
         "checkmark_build_info": "The version and commit of this binary, as labels; always 1.",
         "checkmark_connections": "Open WebSocket connections of the gateway.",
         "checkmark_frames_in_total": "WebSocket messages received from clients.",
@@ -72,7 +72,7 @@ public final class ServiceMetrics: Sendable {
     static let unmatchedRoute = "unmatched"
     static let refusedRoute = "refused"
 
-    public init(factory: any MetricsFactory) {
+    package init(factory: any MetricsFactory) {
         self.factory = factory
         connections = Meter(label: "checkmark_connections", factory: factory)
         framesIn = Counter(label: "checkmark_frames_in_total", factory: factory)

@@ -4,8 +4,8 @@ import Glibc
 import CheckmarkCore
 
 /// Wall-clock time for the shells; the cores take time as an input.
-public enum WallClock {
-    public static func now() -> Timestamp {
+package enum WallClock {
+    package static func now() -> Timestamp {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Timestamp(rawValue: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000)

@@ -2,7 +2,7 @@ import CheckmarkCore
 import CheckmarkStorage
 
 /// Why the service did not carry out a command.
-public enum ServiceError: Error, Sendable, CustomStringConvertible {
+package enum ServiceError: Error, Sendable, CustomStringConvertible {
     /// The receipts rules refused it; nothing changed.
     case rejected(ReceiptsError)
     /// Storage failed; the command is not acknowledged (and the server stops, see ``ReceiptsService``).
@@ -10,7 +10,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
     /// The server is shutting down and accepts no new commands.
     case shuttingDown
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .rejected(let error): error.description
         case .storage(let error): error.description

@@ -4,22 +4,22 @@ import CheckmarkStorage
 
 /// The one place where errors become what goes on the wire: a stable string code (WebSocket replies),
 /// an HTTP status and Stream's numeric error code (REST bodies `{code, message, StatusCode}`).
-public struct WireError: Error, Sendable, Hashable {
+package struct WireError: Error, Sendable, Hashable {
     /// Stable machine-readable code, e.g. `not_a_member`.
-    public var code: String
-    public var message: String
-    public var httpStatus: Int
+    package var code: String
+    package var message: String
+    package var httpStatus: Int
     /// Stream's numeric error code, for clients that switch on it.
-    public var streamCode: Int
+    package var streamCode: Int
 
-    public init(code: String, message: String, httpStatus: Int, streamCode: Int) {
+    package init(code: String, message: String, httpStatus: Int, streamCode: Int) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.streamCode = streamCode
     }
 
-    public init(_ error: ReceiptsError) {
+    package init(_ error: ReceiptsError) {
         switch error {
         case .unknownUser, .unknownChannel, .unknownChannelType, .unknownMessage, .unknownConnection:
             self.init(code: error.code, message: error.description, httpStatus: 404, streamCode: 16)
@@ -34,7 +34,7 @@ public struct WireError: Error, Sendable, Hashable {
         }
     }
 
-    public init(_ error: ServiceError) {
+    package init(_ error: ServiceError) {
         switch error {
         case .rejected(let receipts): self.init(receipts)
         case .storage(let storage):
@@ -44,7 +44,7 @@ public struct WireError: Error, Sendable, Hashable {
         }
     }
 
-    public init(_ error: JWTError) {
+    package init(_ error: JWTError) {
         switch error {
         case .expired:
             self.init(code: "token_expired", message: error.description, httpStatus: 401, streamCode: 40)
@@ -55,7 +55,7 @@ public struct WireError: Error, Sendable, Hashable {
 
     /// A refusal of the HTTP listener itself, before any route: 400 (not HTTP, bad framing), 408
     /// (not received in time), 503 (too many pending connections).
-    public static func listenerRefusal(status: Int, message: String) -> WireError {
+    package static func listenerRefusal(status: Int, message: String) -> WireError {
         switch status {
         case 408: WireError(code: "request_timeout", message: message, httpStatus: 408, streamCode: -1)
         case 503: WireError(code: "unavailable", message: message, httpStatus: 503, streamCode: -1)
@@ -64,7 +64,7 @@ public struct WireError: Error, Sendable, Hashable {
     }
 
     /// Any error the service's futures fail with.
-    public init(any error: any Error) {
+    package init(any error: any Error) {
         if let wire = error as? WireError { self = wire }
         else if let service = error as? ServiceError { self.init(service) }
         else if let receipts = error as? ReceiptsError { self.init(receipts) }
@@ -72,43 +72,43 @@ public struct WireError: Error, Sendable, Hashable {
         else { self.init(code: "internal_error", message: "internal error", httpStatus: 500, streamCode: -1) }
     }
 
-    public static func invalid(_ message: String) -> WireError {
+    package static func invalid(_ message: String) -> WireError {
         WireError(code: "invalid_argument", message: message, httpStatus: 400, streamCode: 4)
     }
 
-    public static func unauthenticated(_ message: String) -> WireError {
+    package static func unauthenticated(_ message: String) -> WireError {
         WireError(code: "authentication_failed", message: message, httpStatus: 401, streamCode: 5)
     }
 
-    public static func forbidden(_ message: String) -> WireError {
+    package static func forbidden(_ message: String) -> WireError {
         WireError(code: "not_allowed", message: message, httpStatus: 403, streamCode: 17)
     }
 
-    public static func rateLimited(_ message: String) -> WireError {
+    package static func rateLimited(_ message: String) -> WireError {
         WireError(code: "rate_limited", message: message, httpStatus: 429, streamCode: 9)
     }
 
-    public static func tooManyConnections(_ message: String) -> WireError {
+    package static func tooManyConnections(_ message: String) -> WireError {
         WireError(code: "too_many_connections", message: message, httpStatus: 429, streamCode: 9)
     }
 
-    public static func notFound(_ message: String) -> WireError {
+    package static func notFound(_ message: String) -> WireError {
         WireError(code: "not_found", message: message, httpStatus: 404, streamCode: 16)
     }
 
     /// 413: a request body over the configured limit (Stream's code 22, "payload too big").
-    public static func payloadTooLarge(limit: Int) -> WireError {
+    package static func payloadTooLarge(limit: Int) -> WireError {
         WireError(code: "payload_too_large", message: "the request body is larger than \(limit) bytes", httpStatus: 413, streamCode: 22)
     }
 
     /// 405: the path exists but not with this method.
-    public static func methodNotAllowed(_ method: String, path: String, allowed: [String]) -> WireError {
+    package static func methodNotAllowed(_ method: String, path: String, allowed: [String]) -> WireError {
         WireError(code: "method_not_allowed", message: "\(method) is not allowed on \(path); use \(allowed.joined(separator: " or "))",
                   httpStatus: 405, streamCode: 4)
     }
 
     /// The JSON error object: `{"code":N,"message":..,"StatusCode":N,"duration":..,"error_code":..}`.
-    public func write(into writer: inout JSONWriter, duration: String = "0.00ms") {
+    package func write(into writer: inout JSONWriter, duration: String = "0.00ms") {
         writer.beginObject()
         writer.field("code", streamCode)
         writer.field("message", message)
