@@ -1,5 +1,4 @@
 import CheckmarkCore
-import CheckmarkWire
 
 /// A client's message on the socket, parsed (docs/protocol.md). Pure: JSON in, request or error out.
 package struct GatewayRequest: Sendable, Hashable {
