@@ -266,6 +266,7 @@ public final class ReceiptsService: Sendable {
         }
         if shared != nil { notePresenceChange(command) }
         let now = Timestamp(rawValue: WallClock.now().rawValue)
+        state.engine.discardFootprint()  // others' commits applied here are already stored
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
             metrics.rejected(error)
@@ -293,7 +294,7 @@ public final class ReceiptsService: Sendable {
             }
             if outcome.changed && ReceiptsEngine.isDurable(command) {
                 entry = journal(command, shared)
-                state.engine.addFootprint(of: command, to: &state.footprint)
+                state.engine.takeFootprint(into: &state.footprint)
                 metrics.accepted(command)
             }
             enqueue(Pending(entry: entry, events: shared, complete: complete, outcome: .success(outcome)))
