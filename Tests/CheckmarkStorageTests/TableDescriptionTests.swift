@@ -37,6 +37,31 @@ struct TableDescriptionTests {
         }
     }
 
+    @Test("each description has exactly the columns, types, NULLs and key of the migrated PostgreSQL table",
+          .enabled(if: StoreKind.postgresURL != nil))
+    func descriptionsMatchMigratedPostgresSchema() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        let store = try #require(try location.open() as? PostgresStore)
+        defer { store.close() }
+        for table in StateTables.all {
+            let described = try store.describeColumns(of: table.name)
+            #expect(described.map(\.name) == table.columns.map(\.name), "\(table.name)")
+            for (found, column) in zip(described, table.columns) {
+                let expected = switch column.type {
+                case .text: ["text"]
+                case .integer: ["bigint", "integer"]  // members.position is INTEGER, every other integer BIGINT
+                case .boolean: ["boolean"]
+                case .blob: ["bytea"]
+                }
+                #expect(expected.contains(found.type), "\(table.name).\(column.name): \(found.type)")
+                #expect(found.nullable == column.nullable, "\(table.name).\(column.name) NULL")
+            }
+            let key = described.filter { $0.keyPosition != nil }.sorted { $0.keyPosition! < $1.keyPosition! }.map(\.name)
+            #expect(key == table.primaryKey, "\(table.name) key")
+        }
+    }
+
     @Test("values extracted from a row decode to the same row")
     func valuesRoundTrip() throws {
         let cid = ChannelCID(type: "messaging", id: "general")

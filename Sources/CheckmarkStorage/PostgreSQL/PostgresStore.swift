@@ -192,6 +192,26 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
+    /// The columns of `table` in the store's schema as PostgreSQL describes them (name, data type,
+    /// nullable, position in the primary key or nil), in column order: for checking the table
+    /// descriptions against the migrated schema.
+    func describeColumns(of table: String) throws -> [(name: String, type: String, nullable: Bool, keyPosition: Int?)] {
+        var binds = PostgresBindings()
+        binds.append(table)
+        return try run("""
+            SELECT c.column_name::text, c.data_type::text, c.is_nullable = 'YES', k.ordinal_position::bigint
+            FROM information_schema.columns c
+            LEFT JOIN information_schema.table_constraints t
+                ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.constraint_type = 'PRIMARY KEY'
+            LEFT JOIN information_schema.key_column_usage k
+                ON k.constraint_name = t.constraint_name AND k.table_schema = c.table_schema AND k.column_name = c.column_name
+            WHERE c.table_schema = current_schema() AND c.table_name = $1 ORDER BY c.ordinal_position
+            """, binds).map { row in
+            let (name, type, nullable, key) = try row.decode((String, String, Bool, Int64?).self)
+            return (name, type, nullable, key.map(Int.init))
+        }
+    }
+
     private func checkOpen() throws(StorageError) {
         let current = state.withLock { $0 }
         guard current == .open else { throw current == .closed ? .closed : .commitFailed(reason: "storage failed earlier") }
