@@ -13,11 +13,10 @@ extension ReceiptsEngine {
         if let parentID = message.parentID {
             let newThread = channels[cid]!.threads[parentID] == nil
             for change in channels[cid]!.recordReply(at: channels[cid]!.messages.count - 1) { adjustThreadTotals(change) }
-            // The author's pointer moved; a new thread also files its parent's author (if a member).
-            touched.threadReads.insert(.init(cid: cid, parentID: parentID, userID: userID))
-            if newThread, let parentAuthor = channels[cid]!.messageIndex[parentID].map({ channels[cid]!.messages[$0].userID }),
-               parentAuthor != userID, channels[cid]!.threads[parentID]!.reads[parentAuthor] != nil {
-                touched.threadReads.insert(.init(cid: cid, parentID: parentID, userID: parentAuthor))
+            // The author's pointer moved; a new thread's participants (its parent's author, if a
+            // member, and the reply's) are all new rows. Others' unread replies are derived, not stored.
+            for participant in newThread ? Array(channels[cid]!.threads[parentID]!.reads.keys) : [userID] {
+                touched.threadReads.insert(.init(cid: cid, parentID: parentID, userID: participant))
             }
         }
         let memberOrder = channels[cid]!.memberOrder
