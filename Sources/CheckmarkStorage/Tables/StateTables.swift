@@ -101,7 +101,8 @@ enum StateTables {
             return (try cid(row["cid"].text), Int(try row["position"].integer), member)
         })
 
-    /// The key and read-state columns of ``members``: what a single member's change updates.
+    /// The key and read-state columns of ``members``: what a single member's change updates (the
+    /// member's position and join time stay; rows given for it may carry any position).
     static var memberReadStateUpdate: [TableColumn<MemberRow>] {
         let names = Set(["cid", "user_id"] + readStateColumns.map(\.name))
         return members.columns.filter { names.contains($0.name) }
