@@ -43,4 +43,22 @@ public struct CommitBatch: Sendable {
         generatedMessageIDs = engine.generatedMessageIDs
         clock = engine.clock
     }
+
+    /// The counters the batch sets: the generated-id counter and the clock always, the last journal
+    /// and event sequences when it has entries and events.
+    var counterRows: [StateTables.CounterRow] {
+        var rows: [StateTables.CounterRow] = [("generated_message_ids", Int64(generatedMessageIDs)), ("clock", clock.rawValue)]
+        if let last = entries.last?.seq { rows.append(("last_seq", last)) }
+        if let last = entries.last(where: { !$0.events.isEmpty })?.events.last?.seq { rows.append(("last_event_seq", last)) }
+        return rows
+    }
+
+    /// Each channel's last event sequence in the batch.
+    var channelSequenceRows: [StateTables.SequenceRow] {
+        var last: [ChannelCID: Int64] = [:]
+        for entry in entries {
+            for event in entry.events { if let cid = event.cid, let seq = event.channelSeq { last[cid] = seq } }
+        }
+        return last.map { ($0.key, $0.value) }
+    }
 }

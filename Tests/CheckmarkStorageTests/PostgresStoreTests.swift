@@ -186,13 +186,14 @@ private final class Node: @unchecked Sendable {
     func append(_ commands: [ReceiptsCommand]) throws {
         try store.append(after: seq) { others in
             for entry in others { _ = try self.apply(entry) }
+            self.engine.discardFootprint()
             var footprint = StateFootprint()
             var entries: [JournalEntry] = []
             for command in commands {
                 let now = Timestamp(rawValue: Int64(Date().timeIntervalSince1970 * 1_000_000))
                 if let entry = try self.apply(JournalEntry(seq: 0, at: now, command: command, events: [])) {
                     entries.append(entry)
-                    self.engine.addFootprint(of: command, to: &footprint)
+                    self.engine.takeFootprint(into: &footprint)
                 }
             }
             return CommitBatch(entries: entries, footprint: footprint, engine: self.engine)

@@ -55,7 +55,7 @@ struct StorageRoundTripTests {
             guard outcome.changed, ReceiptsEngine.isDurable(command) else { continue }
             seq += 1
             let entry = JournalEntry(seq: seq, at: engine.clock, command: command, events: [])
-            try store.commit(CommitBatch(entries: [entry], footprint: engine.footprint(of: command), engine: engine))
+            try store.commit(CommitBatch(entries: [entry], footprint: engine.takeFootprint(), engine: engine))
             committed.append(command)
         }
         return committed
@@ -166,7 +166,7 @@ struct StorageRoundTripTests {
         for command in commands {
             now += 1_000
             _ = try engine.apply(command, at: Timestamp(rawValue: now)).get()
-            footprint.formUnion(engine.footprint(of: command))
+            footprint.formUnion(engine.takeFootprint())
             var events: [JournalEvent] = []
             if case .markRead = command {
                 let eventSeq = Int64(entries.count + 1)

@@ -5,6 +5,7 @@ extension ReceiptsEngine {
         if let createdBy { _ = try user(createdBy) }
         for id in members { _ = try user(id) }
         channels[cid] = Channel(cid: cid, createdBy: createdBy, createdAt: now)
+        touched.channels.insert(cid)
         insertMembers(members, into: cid, at: now)
         return ReceiptsOutcome(result: .channel(cid, created: true))
     }
@@ -32,6 +33,7 @@ extension ReceiptsEngine {
                 watching[connection]?.remove(cid)
             }
             removed = true
+            touched.channels.insert(cid)
         }
         return removed ? ReceiptsOutcome(result: .channel(cid, created: false)) : .unchanged
     }
@@ -46,6 +48,7 @@ extension ReceiptsEngine {
             channels[cid]!.memberOrder.append(id)
             membership[id, default: []].insert(cid)
             added = true
+            touched.channels.insert(cid)
         }
         return added
     }

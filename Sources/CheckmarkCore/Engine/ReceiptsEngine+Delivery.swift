@@ -25,6 +25,7 @@ extension ReceiptsEngine {
             let index = furthest[cid]!
             guard let at = channels[cid]!.advanceDelivered(of: userID, past: index, at: now) else { continue }
             changed = true
+            touched.members.insert(.init(cid: cid, userID: userID))
             let channel = channels[cid]!
             let message = channel.messages[index]
             let recipients = receiptRecipients(of: channel, subject: userID, shareable: user.privacy.deliveryReceipts)

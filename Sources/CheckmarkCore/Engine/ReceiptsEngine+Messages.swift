@@ -9,8 +9,15 @@ extension ReceiptsEngine {
         let message = try validatedMessage(draft, in: cid, from: userID, at: now)
         channels[cid]!.append(message)
         recordMessageChannel(message.id, cid)
-        if message.parentID != nil {
+        touched.messages.insert(.init(cid: cid, position: channels[cid]!.messages.count - 1))
+        if let parentID = message.parentID {
+            let newThread = channels[cid]!.threads[parentID] == nil
             for change in channels[cid]!.recordReply(at: channels[cid]!.messages.count - 1) { adjustThreadTotals(change) }
+            // The author's pointer moved; a new thread's participants (its parent's author, if a
+            // member, and the reply's) are all new rows. Others' unread replies are derived, not stored.
+            for participant in newThread ? Array(channels[cid]!.threads[parentID]!.reads.keys) : [userID] {
+                touched.threadReads.insert(.init(cid: cid, parentID: parentID, userID: participant))
+            }
         }
         let memberOrder = channels[cid]!.memberOrder
         do {
@@ -23,7 +30,10 @@ extension ReceiptsEngine {
         if message.isChannelMessage {
             // Rule 3: sending reads up to the message.
             let position = channels[cid]!.messages.count
-            adjustTotals(of: userID, channels[cid]!.advanceRead(of: userID, to: position, at: message.createdAt))
+            if let change = channels[cid]!.advanceRead(of: userID, to: position, at: message.createdAt) {
+                adjustTotals(of: userID, change)
+                touched.members.insert(.init(cid: cid, userID: userID))
+            }
         }
 
         let channel = channels[cid]!
@@ -76,6 +86,7 @@ extension ReceiptsEngine {
             repeat {
                 generatedMessageIDs += 1
             } while channel.messageIndex["\(cid.id)-\(generatedMessageIDs)"] != nil
+            touched.counters = true
             id = "\(cid.id)-\(generatedMessageIDs)"
         }
         let createdAt = channel.messages.last.map { max(now, $0.createdAt.successor) } ?? now

@@ -25,6 +25,7 @@ extension ReceiptsEngine {
             guard let change = channels[plan.cid]!.advanceRead(of: userID, to: plan.position, at: now) else { continue }
             adjustTotals(of: userID, change)
             changed = true
+            touched.members.insert(.init(cid: plan.cid, userID: userID))
             let channel = channels[plan.cid]!
             let read = channel.members[userID]!.read
             lastReadMessageID = read.lastReadMessageID
@@ -59,6 +60,7 @@ extension ReceiptsEngine {
         }
         guard let change = channels[cid]!.readThread(parentID, by: userID, at: now) else { return .unchanged }
         adjustThreadTotals(change)
+        touched.threadReads.insert(.init(cid: cid, parentID: parentID, userID: userID))
         let updated = channels[cid]!
         let read = updated.threads[parentID]!.reads[userID]!
         var events: [ReceiptsEvent] = []
@@ -91,6 +93,7 @@ extension ReceiptsEngine {
 
         let change = channels[cid]!.markUnread(of: userID, from: index, at: now)
         adjustTotals(of: userID, change)
+        touched.members.insert(.init(cid: cid, userID: userID))
         let read = channels[cid]!.members[userID]!.read
         let unread = change.new
 

@@ -5,6 +5,7 @@ extension ReceiptsEngine {
         stored.createdAt = users[user.id]?.createdAt ?? now
         stored.updatedAt = now
         users[user.id] = stored
+        touched.users.insert(user.id)
         return ReceiptsOutcome(result: .user(stored))
     }
 
@@ -37,6 +38,7 @@ extension ReceiptsEngine {
         try checkProfileSize(user)
         user.updatedAt = now
         users[user.id] = user
+        touched.users.insert(user.id)
         return ReceiptsOutcome(result: .user(user))
     }
 
@@ -72,6 +74,7 @@ extension ReceiptsEngine {
         stored.createdAt = now
         stored.updatedAt = now
         channelTypes[type.name] = stored
+        touched.channelTypes.insert(type.name)
         return ReceiptsOutcome(result: .channelType(stored))
     }
 
@@ -81,6 +84,7 @@ extension ReceiptsEngine {
         if let deliveryEvents { type.deliveryEvents = deliveryEvents }
         type.updatedAt = now
         channelTypes[name] = type
+        touched.channelTypes.insert(name)
         return ReceiptsOutcome(result: .channelType(type))
     }
 }

@@ -41,64 +41,34 @@ extension ReceiptsEngine {
             generatedMessageIDs: generatedMessageIDs, clock: clock)
     }
 
-    /// The durable rows `command` changed, for a command that was just applied successfully with
-    /// `changed` true. Connection commands change nothing durable.
-    public func footprint(of command: ReceiptsCommand) -> StateFootprint {
-        var footprint = StateFootprint()
-        addFootprint(of: command, to: &footprint)
-        return footprint
+    /// Hands over the durable rows changed since the last call (``touched``), adding them to
+    /// `footprint` (a batch's union), and starts a new record keeping its capacity, so that recording
+    /// allocates nothing once warm.
+    public mutating func takeFootprint(into footprint: inout StateFootprint) {
+        footprint.formUnion(touched)
+        touched.removeAll(keepingCapacity: true)
     }
 
-    /// Adds the rows `command` changed to a batch's footprint (no intermediate sets per command).
-    public func addFootprint(of command: ReceiptsCommand, to footprint: inout StateFootprint) {
-        switch command {
-        case .upsertUser(let user):
-            footprint.users.insert(user.id)
-        case .updateUser(let patch):
-            footprint.users.insert(patch.id)
-        case .createChannelType(let type):
-            footprint.channelTypes.insert(type.name)
-        case .updateChannelType(let name, _, _):
-            footprint.channelTypes.insert(name)
-        case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
-            footprint.channels.insert(cid)
-        case .connect, .disconnect, .watch, .stopWatching:
-            return
-        case .sendMessage(let cid, let userID, _):
-            if let channel = channels[cid], !channel.messages.isEmpty {
-                footprint.messages.insert(.init(cid: cid, position: channel.messages.count - 1))
-            }
-            footprint.members.insert(.init(cid: cid, userID: userID))
-            if let channel = channels[cid], let reply = channel.messages.last, reply.userID == userID,
-               let parentID = reply.parentID, let thread = channel.threads[parentID] {
-                // The author's pointer moved; a new thread adds its parent's author too.
-                for participant in [userID, channel.messageIndex[parentID].map { channel.messages[$0].userID }] {
-                    if let participant, thread.reads[participant] != nil {
-                        footprint.threadReads.insert(.init(cid: cid, parentID: parentID, userID: participant))
-                    }
-                }
-            }
-        case .markThreadRead(let cid, let userID, let parentID):
-            footprint.threadReads.insert(.init(cid: cid, parentID: parentID, userID: userID))
-        case .markRead(let cid, let userID, _), .markUnread(let cid, let userID, _):
-            footprint.members.insert(.init(cid: cid, userID: userID))
-        case .markReadMany(let userID, let targets):
-            if let targets {
-                for target in targets { footprint.members.insert(.init(cid: target.cid, userID: userID)) }
-            } else {
-                for cid in membership[userID] ?? [] { footprint.members.insert(.init(cid: cid, userID: userID)) }
-            }
-        case .markDelivered(let userID, let latest):
-            for target in latest { footprint.members.insert(.init(cid: target.cid, userID: userID)) }
-        }
-        footprint.counters = true
+    /// Forgets the record (rows another writer already stored: other nodes' commits applied here),
+    /// keeping its capacity.
+    public mutating func discardFootprint() {
+        touched.removeAll(keepingCapacity: true)
+    }
+
+    /// Hands over the durable rows changed since the last call and starts a new record.
+    public mutating func takeFootprint() -> StateFootprint {
+        defer { touched = StateFootprint() }
+        return touched
     }
 
     /// Whether a command changes durable state when it changes anything (connection commands do not).
     public static func isDurable(_ command: ReceiptsCommand) -> Bool {
         switch command {
-        case .connect, .disconnect, .watch, .stopWatching: false
-        default: true
+        case .connect, .disconnect, .watch, .stopWatching:
+            false
+        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
+             .removeMembers, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+            true
         }
     }
 }

@@ -1,5 +1,6 @@
 /// The durable rows one applied command changed: what storage must write in the same transaction as
-/// the command's journal entry. Built by ``ReceiptsEngine/footprint(of:)`` right after the command.
+/// the command's journal entry. The engine notes each key where it changes the row
+/// (``ReceiptsEngine/touched``) and hands the record over with ``ReceiptsEngine/takeFootprint(into:)``.
 public struct StateFootprint: Sendable, Hashable {
     /// One member's row of one channel (its read state).
     public struct MemberKey: Sendable, Hashable {
@@ -41,13 +42,24 @@ public struct StateFootprint: Sendable, Hashable {
     public var messages: Set<MessageKey> = []
     /// Thread read states (a rewritten channel rewrites all of its own).
     public var threadReads: Set<ThreadReadKey> = []
-    /// The generated-id counter and the clock.
+    /// The generated-id counter (the clock and the journal's counters are written with every batch).
     public var counters = false
 
     public init() {}
 
     public var isEmpty: Bool {
         users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && threadReads.isEmpty && !counters
+    }
+
+    /// Empties every set, keeping their storage (for a record that is filled again).
+    public mutating func removeAll(keepingCapacity: Bool) {
+        users.removeAll(keepingCapacity: keepingCapacity)
+        channelTypes.removeAll(keepingCapacity: keepingCapacity)
+        channels.removeAll(keepingCapacity: keepingCapacity)
+        members.removeAll(keepingCapacity: keepingCapacity)
+        messages.removeAll(keepingCapacity: keepingCapacity)
+        threadReads.removeAll(keepingCapacity: keepingCapacity)
+        counters = false
     }
 
     /// Adds another command's rows (a batch writes the union once).

@@ -237,6 +237,7 @@ package final class ReceiptsService: Sendable {
         }
         cluster?.notePresenceChange(command, engine: state.engine)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
+        state.engine.discardFootprint()  // others' commits applied here are already stored
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
             metrics.rejected(error)
@@ -249,7 +250,7 @@ package final class ReceiptsService: Sendable {
             state.tracer.applied(command, at: now, events: shared)
             if outcome.changed && ReceiptsEngine.isDurable(command) {
                 entry = journal(command, shared)
-                recordFootprint(of: command)
+                recordFootprint()
                 metrics.accepted(command)
             }
             carryOut(state.sequencer.applied(entry: entry, events: shared, token: Completion(complete: complete, outcome: .success(outcome))))
@@ -319,9 +320,10 @@ package final class ReceiptsService: Sendable {
 
     // MARK: Footprint: what a batch rewrites besides its entries
 
-    private func recordFootprint(of command: ReceiptsCommand) {
+    /// Moves the rows the engine noted while applying the last command into the next batch's.
+    private func recordFootprint() {
         let state = state.value
-        state.engine.addFootprint(of: command, to: &state.footprint)
+        state.engine.takeFootprint(into: &state.footprint)
     }
 
     /// The batch that stores `entries` and the state they changed; starts the next footprint.

@@ -192,6 +192,26 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
+    /// The columns of `table` in the store's schema as PostgreSQL describes them (name, data type,
+    /// nullable, position in the primary key or nil), in column order: for checking the table
+    /// descriptions against the migrated schema.
+    func describeColumns(of table: String) throws -> [(name: String, type: String, nullable: Bool, keyPosition: Int?)] {
+        var binds = PostgresBindings()
+        binds.append(table)
+        return try run("""
+            SELECT c.column_name::text, c.data_type::text, c.is_nullable = 'YES', k.ordinal_position::bigint
+            FROM information_schema.columns c
+            LEFT JOIN information_schema.table_constraints t
+                ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.constraint_type = 'PRIMARY KEY'
+            LEFT JOIN information_schema.key_column_usage k
+                ON k.constraint_name = t.constraint_name AND k.table_schema = c.table_schema AND k.column_name = c.column_name
+            WHERE c.table_schema = current_schema() AND c.table_name = $1 ORDER BY c.ordinal_position
+            """, binds).map { row in
+            let (name, type, nullable, key) = try row.decode((String, String, Bool, Int64?).self)
+            return (name, type, nullable, key.map(Int.init))
+        }
+    }
+
     private func checkOpen() throws(StorageError) {
         let current = state.withLock { $0 }
         guard current == .open else { throw current == .closed ? .closed : .commitFailed(reason: "storage failed earlier") }
@@ -214,87 +234,19 @@ public final class PostgresStore: SharedReceiptsStore {
     }
 
     private func loadRows() throws -> StoredState {
-        var snapshot = ReceiptsSnapshot()
-        for row in try run("SELECT id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at FROM users ORDER BY id") {
-            let (id, name, image, custom, read, delivery, created, updated) = try row.decode((String, String?, String?, String, Bool, Bool, Int64, Int64).self)
-            snapshot.users.append(User(
-                id: id, name: name, image: image, custom: try CommandCodec.decodeCustom(Array(custom.utf8)),
-                privacy: PrivacySettings(readReceipts: read, deliveryReceipts: delivery),
-                createdAt: Timestamp(rawValue: created), updatedAt: Timestamp(rawValue: updated)))
+        func load<Row>(_ table: TableDescription<Row>, _ clauses: String? = nil) throws -> [Row] {
+            try PostgresTableBinder(table).decode(run(table.select(clauses)))
         }
-        for row in try run("SELECT name, read_events, delivery_events, created_at, updated_at FROM channel_types ORDER BY name") {
-            let (name, read, delivery, created, updated) = try row.decode((String, Bool, Bool, Int64, Int64).self)
-            snapshot.channelTypes.append(ChannelType(
-                name: name, readEvents: read, deliveryEvents: delivery,
-                createdAt: Timestamp(rawValue: created), updatedAt: Timestamp(rawValue: updated)))
-        }
-        var channels: [ChannelCID: CheckmarkCore.Channel] = [:]
-        for row in try run("SELECT cid, created_by, created_at FROM channels") {
-            let (text, createdBy, created) = try row.decode((String, String?, Int64).self)
-            let cid = try Self.parseCID(text)
-            channels[cid] = Channel(cid: cid, createdBy: createdBy, createdAt: Timestamp(rawValue: created))
-        }
-        for row in try run("""
-            SELECT cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent FROM messages ORDER BY cid, position
-            """) {
-            let (text, position, id, userID, body, type, created, parentID, showInChannel, silent) =
-                try row.decode((String, Int64, String, String, String, String, Int64, String?, Bool, Bool).self)
-            let cid = try Self.parseCID(text)
-            guard channels[cid] != nil else { throw StorageError.corrupt(path: location.description, reason: "message of unknown channel \(cid)") }
-            guard position == channels[cid]!.messages.count else {
-                throw StorageError.corrupt(path: location.description, reason: "messages of \(cid) have a gap at position \(position)")
-            }
-            channels[cid]!.messages.append(Message(
-                id: id, cid: cid, userID: userID, text: body, kind: Message.Kind(rawValue: type) ?? .regular,
-                createdAt: Timestamp(rawValue: created), parentID: parentID, showInChannel: showInChannel, silent: silent))
-        }
-        for row in try run("""
-            SELECT cid, user_id, created_at, read_position, last_read, last_read_message_id, delivered_position, last_delivered_at,
-                last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes FROM members ORDER BY cid, position
-            """) {
-            let (text, userID, created, readPosition, lastRead, lastReadID, deliveredPosition, lastDeliveredAt, lastDeliveredID, markedUnreadID, readPasses, deliveredPasses) =
-                try row.decode((String, String, Int64, Int64, Int64, String?, Int64, Int64?, String?, String?, Data, Data).self)
-            let cid = try Self.parseCID(text)
-            guard channels[cid] != nil else { throw StorageError.corrupt(path: location.description, reason: "member of unknown channel \(cid)") }
-            var read = ReadState(joinedAt: Timestamp(rawValue: lastRead), messageCount: Int(readPosition))
-            read.lastReadMessageID = lastReadID
-            read.deliveredPosition = Int(deliveredPosition)
-            read.lastDeliveredAt = lastDeliveredAt.map(Timestamp.init(rawValue:))
-            read.lastDeliveredMessageID = lastDeliveredID
-            read.markedUnreadMessageID = markedUnreadID
-            read.readPasses = try StoredPasses.decode(readPasses)
-            read.deliveredPasses = try StoredPasses.decode(deliveredPasses)
-            channels[cid]!.members[userID] = Member(userID: userID, createdAt: Timestamp(rawValue: created), read: read)
-            channels[cid]!.memberOrder.append(userID)
-        }
-        for row in try run("SELECT cid, parent_id, user_id, read_count, last_read, last_read_message_id FROM thread_reads") {
-            let (text, parentID, userID, readCount, lastRead, lastReadID) = try row.decode((String, String, String, Int64, Int64, String?).self)
-            let cid = try Self.parseCID(text)
-            guard channels[cid] != nil else { throw StorageError.corrupt(path: location.description, reason: "thread read of unknown channel \(cid)") }
-            let read = ThreadReadState(readCount: Int(readCount), lastRead: Timestamp(rawValue: lastRead), lastReadMessageID: lastReadID)
-            ThreadReadRow(cid: cid, parentID: parentID, userID: userID, read: read).restore(into: &channels[cid]!)
-        }
-        snapshot.channels = channels.values.sorted { $0.cid < $1.cid }
-        var counters: [String: Int64] = [:]
-        for row in try run("SELECT name, value FROM counters") {
-            let (name, value) = try row.decode((String, Int64).self)
-            counters[name] = value
-        }
-        snapshot.generatedMessageIDs = Int(counters["generated_message_ids"] ?? 0)
-        snapshot.clock = Timestamp(rawValue: counters["clock"] ?? 0)
-        var channelSeqs: [ChannelCID: Int64] = [:]
-        for row in try run("SELECT cid, last_seq FROM channel_sequences") {
-            let (cid, seq) = try row.decode((String, Int64).self)
-            channelSeqs[try Self.parseCID(cid)] = seq
-        }
-        return StoredState(
-            snapshot: snapshot, lastSeq: counters["last_seq"] ?? 0, lastEventSeq: counters["last_event_seq"] ?? 0,
-            channelSeqs: channelSeqs)
-    }
-
-    private static func parseCID(_ text: String) throws(StorageError) -> ChannelCID {
-        guard let cid = ChannelCID(text) else { throw .corrupt(path: "", reason: "invalid cid \(text)") }
-        return cid
+        var rows = StoredStateAssembly()
+        rows.users = try load(StateTables.users, "ORDER BY id")
+        rows.channelTypes = try load(StateTables.channelTypes, "ORDER BY name")
+        rows.channels = try load(StateTables.channels)
+        rows.messages = try load(StateTables.messages, "ORDER BY cid, position")
+        rows.members = try load(StateTables.members, "ORDER BY cid, position")
+        rows.threadReads = try load(StateTables.threadReads)
+        rows.counters = try load(StateTables.counters)
+        rows.channelSequences = try load(StateTables.channelSequences)
+        return try rows.assemble(path: location.description)
     }
 
     // MARK: Writing
@@ -344,190 +296,39 @@ public final class PostgresStore: SharedReceiptsStore {
     /// Writes the batch in as few statements as it can (one for a commit without channel rewrites),
     /// the last one also notifying the other nodes. Every table's rows go in as array parameters.
     private func write(_ batch: CommitBatch) throws {
-        typealias Column = PostgresArrayColumn
         var combined = PostgresCombinedWrite()
-        var channelSeqs: [ChannelCID: Int64] = [:]
-        var events: [(commandSeq: Int64, event: JournalEvent)] = []
-        for entry in batch.entries {
-            for event in entry.events {
-                events.append((entry.seq, event))
-                if let cid = event.cid, let seq = event.channelSeq { channelSeqs[cid] = seq }
-            }
-        }
         let entries = batch.entries
-        if !entries.isEmpty {
-            combined.add(columns: 3, { "INSERT INTO journal (seq, at, command) SELECT * FROM \($0)" }) { b in
-                b.append(Column(entries) { $0.seq })
-                b.append(Column(entries) { $0.at.rawValue })
-                b.append(Column(entries) { String(decoding: CommandCodec.encode($0.command), as: UTF8.self) })
-            }
-        }
-        if !events.isEmpty {
-            combined.add(columns: 7, {
-                "INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) SELECT * FROM \($0)"
-            }) { b in
-                b.append(Column(events) { $0.event.seq })
-                b.append(Column(events) { $0.commandSeq })
-                b.append(Column(events) { $0.event.cid?.description })
-                b.append(Column(events) { $0.event.channelSeq })
-                b.append(Column(events) { $0.event.type })
-                b.append(Column(events) { String(decoding: $0.event.json, as: UTF8.self) })
-                b.append(Column(events) { $0.event.audience?.storedValue })
-            }
-        }
-        let users = batch.users
-        if !users.isEmpty {
-            combined.add(columns: 8, { """
-                INSERT INTO users (id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at)
-                SELECT * FROM \($0)
-                ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, image = EXCLUDED.image, custom = EXCLUDED.custom,
-                    read_receipts = EXCLUDED.read_receipts, delivery_receipts = EXCLUDED.delivery_receipts,
-                    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-                """ }) { b in
-                b.append(Column(users) { $0.id })
-                b.append(Column(users) { $0.name })
-                b.append(Column(users) { $0.image })
-                b.append(Column(users) { String(decoding: CommandCodec.encodeCustom($0.custom), as: UTF8.self) })
-                b.append(Column(users) { $0.privacy.readReceipts })
-                b.append(Column(users) { $0.privacy.deliveryReceipts })
-                b.append(Column(users) { $0.createdAt.rawValue })
-                b.append(Column(users) { $0.updatedAt.rawValue })
-            }
-        }
-        let types = batch.channelTypes
-        if !types.isEmpty {
-            combined.add(columns: 5, { """
-                INSERT INTO channel_types (name, read_events, delivery_events, created_at, updated_at) SELECT * FROM \($0)
-                ON CONFLICT (name) DO UPDATE SET read_events = EXCLUDED.read_events, delivery_events = EXCLUDED.delivery_events,
-                    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-                """ }) { b in
-                b.append(Column(types) { $0.name })
-                b.append(Column(types) { $0.readEvents })
-                b.append(Column(types) { $0.deliveryEvents })
-                b.append(Column(types) { $0.createdAt.rawValue })
-                b.append(Column(types) { $0.updatedAt.rawValue })
-            }
-        }
+        PostgresTableBinder(StateTables.journal).insert(entries, upsert: false, into: &combined)
+        let events = entries.flatMap { entry in entry.events.map { (commandSeq: entry.seq, event: $0) } }
+        PostgresTableBinder(StateTables.journalEvents).insert(events, upsert: false, into: &combined)
+        PostgresTableBinder(StateTables.users).insert(batch.users, upsert: true, into: &combined)
+        PostgresTableBinder(StateTables.channelTypes).insert(batch.channelTypes, upsert: true, into: &combined)
         let channels = batch.channels
         if !channels.isEmpty {
-            combined.add(columns: 3, { """
-                INSERT INTO channels (cid, created_by, created_at) SELECT * FROM \($0)
-                ON CONFLICT (cid) DO UPDATE SET created_by = EXCLUDED.created_by, created_at = EXCLUDED.created_at
-                """ }) { b in
-                b.append(Column(channels) { $0.cid.description })
-                b.append(Column(channels) { $0.createdBy })
-                b.append(Column(channels) { $0.createdAt.rawValue })
-            }
+            PostgresTableBinder(StateTables.channels).insert(channels, upsert: true, into: &combined)
             // On its own: the rows it deletes are inserted again below.
             try flush(&combined)
             var cids = PostgresBindings()
             cids.append(channels.map(\.cid.description))
             try run("DELETE FROM members WHERE cid = ANY($1)", cids)
             try run("DELETE FROM thread_reads WHERE cid = ANY($1)", cids)
-            var rows: [(cid: ChannelCID, position: Int, member: Member)] = []
-            for channel in channels {
-                for (position, userID) in channel.memberOrder.enumerated() { rows.append((channel.cid, position, channel.members[userID]!)) }
+            let rows = channels.flatMap { channel in
+                channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
             }
-            if !rows.isEmpty {
-                combined.add(columns: 13, { """
-                    INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
-                        delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes,
-                        delivered_passes)
-                    SELECT * FROM \($0)
-                    """ }) { b in
-                    b.append(Column(rows) { $0.cid.description })
-                    b.append(Column(rows) { $0.member.userID })
-                    b.append(Column(rows) { Int64($0.position) })
-                    b.append(Column(rows) { $0.member.createdAt.rawValue })
-                    Self.bindReadStates(rows.map(\.member.read), &b)
-                }
-            }
+            PostgresTableBinder(StateTables.members).insert(rows, upsert: false, into: &combined)
         }
         let threadReads = batch.threadReads + batch.channels.flatMap(ThreadReadRow.all(of:))
-        if !threadReads.isEmpty {
-            combined.add(columns: 6, { """
-                INSERT INTO thread_reads (cid, parent_id, user_id, read_count, last_read, last_read_message_id) SELECT * FROM \($0)
-                ON CONFLICT (cid, parent_id, user_id) DO UPDATE SET read_count = EXCLUDED.read_count, last_read = EXCLUDED.last_read,
-                    last_read_message_id = EXCLUDED.last_read_message_id
-                """ }) { b in
-                b.append(Column(threadReads) { $0.cid.description })
-                b.append(Column(threadReads) { $0.parentID })
-                b.append(Column(threadReads) { $0.userID })
-                b.append(Column(threadReads) { Int64($0.read.readCount) })
-                b.append(Column(threadReads) { $0.read.lastRead.rawValue })
-                b.append(Column(threadReads) { $0.read.lastReadMessageID })
-            }
-        }
-        let members = batch.members
-        if !members.isEmpty {
-            combined.add(columns: 11, { """
-                UPDATE members AS m SET read_position = v.read_position, last_read = v.last_read,
-                    last_read_message_id = v.last_read_message_id, delivered_position = v.delivered_position,
-                    last_delivered_at = v.last_delivered_at, last_delivered_message_id = v.last_delivered_message_id,
-                    marked_unread_message_id = v.marked_unread_message_id, read_passes = v.read_passes,
-                    delivered_passes = v.delivered_passes
-                FROM \($0) AS v (cid, user_id, read_position, last_read, last_read_message_id, delivered_position,
-                    last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
-                WHERE m.cid = v.cid AND m.user_id = v.user_id
-                """ }) { b in
-                b.append(Column(members) { $0.cid.description })
-                b.append(Column(members) { $0.member.userID })
-                Self.bindReadStates(members.map(\.member.read), &b)
-            }
-        }
-        let messages = batch.messages
-        if !messages.isEmpty {
-            combined.add(columns: 10, { """
-                INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent)
-                SELECT * FROM \($0)
-                """ }) { b in
-                b.append(Column(messages) { $0.message.cid.description })
-                b.append(Column(messages) { Int64($0.position) })
-                b.append(Column(messages) { $0.message.id })
-                b.append(Column(messages) { $0.message.userID })
-                b.append(Column(messages) { $0.message.text })
-                b.append(Column(messages) { $0.message.kind.rawValue })
-                b.append(Column(messages) { $0.message.createdAt.rawValue })
-                b.append(Column(messages) { $0.message.parentID })
-                b.append(Column(messages) { $0.message.showInChannel })
-                b.append(Column(messages) { $0.message.silent })
-            }
-        }
-        var counters: [(name: String, value: Int64)] = [("generated_message_ids", Int64(batch.generatedMessageIDs)), ("clock", batch.clock.rawValue)]
-        if let last = entries.last?.seq { counters.append(("last_seq", last)) }
-        if let last = events.last?.event.seq { counters.append(("last_event_seq", last)) }
-        combined.add(columns: 2, { "INSERT INTO counters (name, value) SELECT * FROM \($0) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value" }) { b in
-            b.append(Column(counters) { $0.name })
-            b.append(Column(counters) { $0.value })
-        }
-        if !channelSeqs.isEmpty {
-            let sequences = Array(channelSeqs)
-            combined.add(columns: 2, {
-                "INSERT INTO channel_sequences (cid, last_seq) SELECT * FROM \($0) ON CONFLICT (cid) DO UPDATE SET last_seq = EXCLUDED.last_seq"
-            }) { b in
-                b.append(Column(sequences) { $0.key.description })
-                b.append(Column(sequences) { $0.value })
-            }
-        }
+        PostgresTableBinder(StateTables.threadReads).insert(threadReads, upsert: true, into: &combined)
+        PostgresTableBinder(StateTables.members).update(
+            batch.members.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.memberReadStateUpdate, into: &combined)
+        PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
+        PostgresTableBinder(StateTables.counters).insert(batch.counterRows, upsert: true, into: &combined)
+        PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
         var notify = "SELECT 1"
         if let last = entries.last?.seq {
             notify = "SELECT pg_notify('\(notifyChannel)', \(combined.placeholder(binding: String(last))))"
         }
         try flush(&combined, final: notify)
-    }
-
-    /// The nine read-state columns of `reads`, in the order of the members table.
-    private static func bindReadStates(_ reads: [ReadState], _ b: inout PostgresBindings) {
-        typealias Column = PostgresArrayColumn
-        b.append(Column(reads) { Int64($0.readPosition) })
-        b.append(Column(reads) { $0.lastRead.rawValue })
-        b.append(Column(reads) { $0.lastReadMessageID })
-        b.append(Column(reads) { Int64($0.deliveredPosition) })
-        b.append(Column(reads) { $0.lastDeliveredAt?.rawValue })
-        b.append(Column(reads) { $0.lastDeliveredMessageID })
-        b.append(Column(reads) { $0.markedUnreadMessageID })
-        b.append(Column(reads) { StoredPasses.encode($0.readPasses) })
-        b.append(Column(reads) { StoredPasses.encode($0.deliveredPasses) })
     }
 
     // MARK: Journal
@@ -559,15 +360,9 @@ public final class PostgresStore: SharedReceiptsStore {
             var binds = PostgresBindings()
             binds.append(first)
             binds.append(last)
-            for row in try run("""
-                SELECT seq, command_seq, cid, channel_seq, type, payload, audience FROM journal_events
-                WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq
-                """, binds) {
-                let (eventSeq, commandSeq, cid, channelSeq, type, payload, audience) =
-                    try row.decode((Int64, Int64, String?, Int64?, String, String, String?).self)
-                entries[Int(commandSeq - first)].events.append(JournalEvent(
-                    seq: eventSeq, cid: cid.flatMap(ChannelCID.init), channelSeq: channelSeq, type: type,
-                    audience: audience.flatMap(EventAudience.init(storedValue:)), json: Array(payload.utf8)))
+            let events = StateTables.journalEvents
+            for (commandSeq, event) in try PostgresTableBinder(events).decode(run(events.select("WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq"), binds)) {
+                entries[Int(commandSeq - first)].events.append(event)
             }
             return entries
         } catch {
@@ -582,15 +377,9 @@ public final class PostgresStore: SharedReceiptsStore {
             binds.append(cid.description)
             binds.append(after)
             binds.append(through)
-            return try run("""
-                SELECT seq, channel_seq, type, payload, audience FROM journal_events
-                WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq
-                """, binds).map { row in
-                let (seq, channelSeq, type, payload, audience) = try row.decode((Int64, Int64?, String, String, String?).self)
-                return JournalEvent(
-                    seq: seq, cid: cid, channelSeq: channelSeq, type: type,
-                    audience: audience.flatMap(EventAudience.init(storedValue:)), json: Array(payload.utf8))
-            }
+            let events = StateTables.journalEvents
+            return try PostgresTableBinder(events).decode(
+                run(events.select("WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq"), binds)).map(\.event)
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
         }

@@ -98,80 +98,16 @@ public final class SQLiteStore: ReceiptsStore {
     }
 
     private static func load(_ db: Database) throws -> StoredState {
-        var snapshot = ReceiptsSnapshot()
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM users") {
-            let custom: String = row["custom"]
-            snapshot.users.append(User(
-                id: row["id"], name: row["name"], image: row["image"],
-                custom: try CommandCodec.decodeCustom(Array(custom.utf8)),
-                privacy: PrivacySettings(readReceipts: row["read_receipts"], deliveryReceipts: row["delivery_receipts"]),
-                createdAt: Timestamp(rawValue: row["created_at"]), updatedAt: Timestamp(rawValue: row["updated_at"])))
-        }
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM channel_types") {
-            snapshot.channelTypes.append(ChannelType(
-                name: row["name"], readEvents: row["read_events"], deliveryEvents: row["delivery_events"],
-                createdAt: Timestamp(rawValue: row["created_at"]), updatedAt: Timestamp(rawValue: row["updated_at"])))
-        }
-        var channels: [ChannelCID: Channel] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM channels") {
-            let cid = try parseCID(row["cid"])
-            channels[cid] = Channel(cid: cid, createdBy: row["created_by"], createdAt: Timestamp(rawValue: row["created_at"]))
-        }
-        let messages = try Row.fetchCursor(db, sql: "SELECT * FROM messages ORDER BY cid, position")
-        while let row = try messages.next() {
-            let cid = try parseCID(row["cid"])
-            guard channels[cid] != nil else { throw StorageError.corrupt(path: "", reason: "message of unknown channel \(cid)") }
-            let position: Int = row["position"]
-            guard position == channels[cid]!.messages.count else {
-                throw StorageError.corrupt(path: "", reason: "messages of \(cid) have a gap at position \(position)")
-            }
-            let kind = Message.Kind(rawValue: row["type"]) ?? .regular
-            channels[cid]!.messages.append(Message(
-                id: row["id"], cid: cid, userID: row["user_id"], text: row["text"], kind: kind,
-                createdAt: Timestamp(rawValue: row["created_at"]), parentID: row["parent_id"],
-                showInChannel: row["show_in_channel"], silent: row["silent"]))
-        }
-        let members = try Row.fetchCursor(db, sql: "SELECT * FROM members ORDER BY cid, position")
-        while let row = try members.next() {
-            let cid = try parseCID(row["cid"])
-            guard channels[cid] != nil else { throw StorageError.corrupt(path: "", reason: "member of unknown channel \(cid)") }
-            var read = ReadState(joinedAt: Timestamp(rawValue: row["last_read"]), messageCount: row["read_position"])
-            read.lastReadMessageID = row["last_read_message_id"]
-            read.deliveredPosition = row["delivered_position"]
-            read.lastDeliveredAt = (row["last_delivered_at"] as Int64?).map(Timestamp.init(rawValue:))
-            read.lastDeliveredMessageID = row["last_delivered_message_id"]
-            read.markedUnreadMessageID = row["marked_unread_message_id"]
-            read.readPasses = try StoredPasses.decode(row["read_passes"])
-            read.deliveredPasses = try StoredPasses.decode(row["delivered_passes"])
-            let userID: String = row["user_id"]
-            channels[cid]!.members[userID] = Member(userID: userID, createdAt: Timestamp(rawValue: row["created_at"]), read: read)
-            channels[cid]!.memberOrder.append(userID)
-        }
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM thread_reads") {
-            let cid = try parseCID(row["cid"])
-            guard channels[cid] != nil else { throw StorageError.corrupt(path: "", reason: "thread read of unknown channel \(cid)") }
-            let read = ThreadReadState(
-                readCount: row["read_count"], lastRead: Timestamp(rawValue: row["last_read"]), lastReadMessageID: row["last_read_message_id"])
-            ThreadReadRow(cid: cid, parentID: row["parent_id"], userID: row["user_id"], read: read).restore(into: &channels[cid]!)
-        }
-        snapshot.channels = channels.values.sorted { $0.cid < $1.cid }
-        let counters = try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT name, value FROM counters").map {
-            ($0["name"] as String, $0["value"] as Int64)
-        })
-        snapshot.generatedMessageIDs = Int(counters["generated_message_ids"] ?? 0)
-        snapshot.clock = Timestamp(rawValue: counters["clock"] ?? 0)
-        var channelSeqs: [ChannelCID: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT cid, last_seq FROM channel_sequences") {
-            channelSeqs[try parseCID(row["cid"])] = row["last_seq"]
-        }
-        return StoredState(
-            snapshot: snapshot, lastSeq: counters["last_seq"] ?? 0, lastEventSeq: counters["last_event_seq"] ?? 0,
-            channelSeqs: channelSeqs)
-    }
-
-    private static func parseCID(_ text: String) throws -> ChannelCID {
-        guard let cid = ChannelCID(text) else { throw StorageError.corrupt(path: "", reason: "invalid cid \(text)") }
-        return cid
+        var rows = StoredStateAssembly()
+        rows.users = try SQLiteTableBinder(StateTables.users).load(db)
+        rows.channelTypes = try SQLiteTableBinder(StateTables.channelTypes).load(db)
+        rows.channels = try SQLiteTableBinder(StateTables.channels).load(db)
+        rows.messages = try SQLiteTableBinder(StateTables.messages).load(db, "ORDER BY cid, position")
+        rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
+        rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
+        rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
+        rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
+        return try rows.assemble(path: "")
     }
 
     // MARK: Writing
@@ -187,122 +123,32 @@ public final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    /// Writes the batch's rows: journal entries and events, the changed state rows (a rewritten
+    /// channel's members and thread reads deleted and written again), counters and sequences.
     private static func write(_ batch: CommitBatch, to db: Database) throws {
-        let insertEntry = try db.cachedStatement(sql: "INSERT INTO journal (seq, at, command) VALUES (?, ?, ?)")
-        let insertEvent = try db.cachedStatement(sql: """
-            INSERT INTO journal_events (seq, command_seq, cid, channel_seq, type, payload, audience) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
-        var channelSeqs: [ChannelCID: Int64] = [:]
-        var lastSeq: Int64?
-        var lastEventSeq: Int64?
-        for entry in batch.entries {
-            try insertEntry.execute(arguments: [
-                entry.seq, entry.at.rawValue, String(decoding: CommandCodec.encode(entry.command), as: UTF8.self),
-            ])
-            lastSeq = entry.seq
-            for event in entry.events {
-                try insertEvent.execute(arguments: [
-                    event.seq, entry.seq, event.cid?.description, event.channelSeq, event.type,
-                    String(decoding: event.json, as: UTF8.self), event.audience?.storedValue,
-                ])
-                lastEventSeq = event.seq
-                if let cid = event.cid, let seq = event.channelSeq { channelSeqs[cid] = seq }
-            }
-        }
-        if !batch.users.isEmpty {
-            let upsert = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO users (id, name, image, custom, read_receipts, delivery_receipts, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            for user in batch.users {
-                try upsert.execute(arguments: [
-                    user.id, user.name, user.image, String(decoding: CommandCodec.encodeCustom(user.custom), as: UTF8.self),
-                    user.privacy.readReceipts, user.privacy.deliveryReceipts, user.createdAt.rawValue, user.updatedAt.rawValue,
-                ])
-            }
-        }
-        if !batch.channelTypes.isEmpty {
-            let upsert = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO channel_types (name, read_events, delivery_events, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-                """)
-            for type in batch.channelTypes {
-                try upsert.execute(arguments: [
-                    type.name, type.readEvents, type.deliveryEvents, type.createdAt.rawValue, type.updatedAt.rawValue,
-                ])
-            }
-        }
-        let upsertMember = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
-                delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes,
-                delivered_passes)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        func writeMember(_ member: Member, cid: ChannelCID, position: Int) throws {
-            let read = member.read
-            try upsertMember.execute(arguments: [
-                cid.description, member.userID, position, member.createdAt.rawValue, read.readPosition, read.lastRead.rawValue,
-                read.lastReadMessageID, read.deliveredPosition, read.lastDeliveredAt?.rawValue, read.lastDeliveredMessageID,
-                read.markedUnreadMessageID, StoredPasses.encode(read.readPasses), StoredPasses.encode(read.deliveredPasses),
-            ])
-        }
-        let upsertThreadRead = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO thread_reads (cid, parent_id, user_id, read_count, last_read, last_read_message_id)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """)
-        func writeThreadRead(_ row: ThreadReadRow) throws {
-            try upsertThreadRead.execute(arguments: [
-                row.cid.description, row.parentID, row.userID, row.read.readCount, row.read.lastRead.rawValue, row.read.lastReadMessageID,
-            ])
-        }
+        let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
+        try journal.write(batch.entries, journal.insertSQL, in: db)
+        try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, events.insertSQL, in: db)
+        let users = SQLiteTableBinder(StateTables.users), types = SQLiteTableBinder(StateTables.channelTypes)
+        try users.write(batch.users, users.upsertSQL, in: db)
+        try types.write(batch.channelTypes, types.upsertSQL, in: db)
+        let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.members)
+        let threadReads = SQLiteTableBinder(StateTables.threadReads)
         for channel in batch.channels {
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO channels (cid, created_by, created_at) VALUES (?, ?, ?)",
-                arguments: [channel.cid.description, channel.createdBy, channel.createdAt.rawValue])
+            try channels.write([channel], channels.upsertSQL, in: db)
             try db.execute(sql: "DELETE FROM members WHERE cid = ?", arguments: [channel.cid.description])
-            for (position, userID) in channel.memberOrder.enumerated() {
-                try writeMember(channel.members[userID]!, cid: channel.cid, position: position)
-            }
+            let rows = channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
+            try members.write(rows, members.upsertSQL, in: db)
             try db.execute(sql: "DELETE FROM thread_reads WHERE cid = ?", arguments: [channel.cid.description])
-            for row in ThreadReadRow.all(of: channel) { try writeThreadRead(row) }
+            try threadReads.write(ThreadReadRow.all(of: channel), threadReads.upsertSQL, in: db)
         }
-        for row in batch.threadReads { try writeThreadRead(row) }
-        if !batch.members.isEmpty {
-            let update = try db.cachedStatement(sql: """
-                UPDATE members SET read_position = ?, last_read = ?, last_read_message_id = ?, delivered_position = ?,
-                    last_delivered_at = ?, last_delivered_message_id = ?, marked_unread_message_id = ?, read_passes = ?,
-                    delivered_passes = ?
-                WHERE cid = ? AND user_id = ?
-                """)
-            for (cid, member) in batch.members {
-                let read = member.read
-                try update.execute(arguments: [
-                    read.readPosition, read.lastRead.rawValue, read.lastReadMessageID, read.deliveredPosition,
-                    read.lastDeliveredAt?.rawValue, read.lastDeliveredMessageID, read.markedUnreadMessageID,
-                    StoredPasses.encode(read.readPasses), StoredPasses.encode(read.deliveredPasses), cid.description, member.userID,
-                ])
-            }
-        }
-        if !batch.messages.isEmpty {
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            for (position, message) in batch.messages {
-                try insert.execute(arguments: [
-                    message.cid.description, position, message.id, message.userID, message.text, message.kind.rawValue,
-                    message.createdAt.rawValue, message.parentID, message.showInChannel, message.silent,
-                ])
-            }
-        }
-        let setCounter = try db.cachedStatement(sql: "INSERT OR REPLACE INTO counters (name, value) VALUES (?, ?)")
-        try setCounter.execute(arguments: ["generated_message_ids", batch.generatedMessageIDs])
-        try setCounter.execute(arguments: ["clock", batch.clock.rawValue])
-        if let lastSeq { try setCounter.execute(arguments: ["last_seq", lastSeq]) }
-        if let lastEventSeq { try setCounter.execute(arguments: ["last_event_seq", lastEventSeq]) }
-        if !channelSeqs.isEmpty {
-            let setSeq = try db.cachedStatement(sql: "INSERT OR REPLACE INTO channel_sequences (cid, last_seq) VALUES (?, ?)")
-            for (cid, seq) in channelSeqs { try setSeq.execute(arguments: [cid.description, seq]) }
-        }
+        try threadReads.write(batch.threadReads, threadReads.upsertSQL, in: db)
+        try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.memberReadStateUpdate, in: db)
+        let messages = SQLiteTableBinder(StateTables.messages)
+        try messages.write(batch.messages, messages.insertSQL, in: db)
+        let counters = SQLiteTableBinder(StateTables.counters), sequences = SQLiteTableBinder(StateTables.channelSequences)
+        try counters.write(batch.counterRows, counters.upsertSQL, in: db)
+        try sequences.write(batch.channelSequenceRows, sequences.upsertSQL, in: db)
     }
 
     // MARK: Journal
@@ -311,22 +157,13 @@ public final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try queue.read { db in
-                var entries: [JournalEntry] = []
-                var index: [Int64: Int] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT seq, at, command FROM journal WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit]) {
-                    let text: String = row["command"]
-                    let entrySeq: Int64 = row["seq"]
-                    index[entrySeq] = entries.count
-                    entries.append(JournalEntry(
-                        seq: entrySeq, at: Timestamp(rawValue: row["at"]), command: try CommandCodec.decode(Array(text.utf8)), events: []))
-                }
+                var entries = try SQLiteTableBinder(StateTables.journal).load(db, "WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit])
                 guard let first = entries.first?.seq, let last = entries.last?.seq else { return entries }
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT seq, command_seq, cid, channel_seq, type, payload, audience FROM journal_events
-                    WHERE command_seq BETWEEN ? AND ? ORDER BY seq
-                    """, arguments: [first, last]) {
-                    guard let position = index[row["command_seq"]] else { continue }
-                    entries[position].events.append(Self.event(row))
+                let index = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($0.element.seq, $0.offset) })
+                for (commandSeq, event) in try SQLiteTableBinder(StateTables.journalEvents).load(
+                    db, "WHERE command_seq BETWEEN ? AND ? ORDER BY seq", arguments: [first, last]) {
+                    guard let position = index[commandSeq] else { continue }
+                    entries[position].events.append(event)
                 }
                 return entries
             }
@@ -341,22 +178,13 @@ public final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try queue.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT seq, cid, channel_seq, type, payload, audience FROM journal_events
-                    WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq
-                    """, arguments: [cid.description, after, through]).map(Self.event)
+                try SQLiteTableBinder(StateTables.journalEvents).load(
+                    db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq",
+                    arguments: [cid.description, after, through]).map(\.event)
             }
         } catch {
             throw .unavailable(reason: "\(error)")
         }
-    }
-
-    private static func event(_ row: Row) -> JournalEvent {
-        let payload: String = row["payload"]
-        return JournalEvent(
-            seq: row["seq"], cid: (row["cid"] as String?).flatMap(ChannelCID.init), channelSeq: row["channel_seq"],
-            type: row["type"], audience: (row["audience"] as String?).flatMap(EventAudience.init(storedValue:)),
-            json: Array(payload.utf8))
     }
 
     public func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {

@@ -1,0 +1,224 @@
+import CheckmarkCore
+import Foundation
+
+/// Every table storage writes, described once: columns with their logical types and the model
+/// values they hold, primary keys, and how loaded values become the model again. Both stores write
+/// and load through these (see ``TableDescription``); the migrations that created the tables stay
+/// as released.
+enum StateTables {
+    typealias MemberRow = (cid: ChannelCID, position: Int, member: Member)
+    typealias MessageRow = (position: Int, message: Message)
+    typealias EventRow = (commandSeq: Int64, event: JournalEvent)
+    typealias CounterRow = (name: String, value: Int64)
+    typealias SequenceRow = (cid: ChannelCID, lastSeq: Int64)
+
+    static let users = TableDescription<User>(
+        name: "users",
+        columns: [
+            .init("id", .text) { .text($0.id) },
+            .init("name", .text, nullable: true) { .text($0.name) },
+            .init("image", .text, nullable: true) { .text($0.image) },
+            .init("custom", .text) { .text(String(decoding: CommandCodec.encodeCustom($0.custom), as: UTF8.self)) },
+            .init("read_receipts", .boolean) { .boolean($0.privacy.readReceipts) },
+            .init("delivery_receipts", .boolean) { .boolean($0.privacy.deliveryReceipts) },
+            .init("created_at", .integer) { .integer($0.createdAt.rawValue) },
+            .init("updated_at", .integer) { .integer($0.updatedAt.rawValue) },
+        ],
+        primaryKey: ["id"],
+        decode: { (row) throws(StorageError) in
+            let text = try row["custom"].text
+            let custom: [(String, JSONValue)]
+            do { custom = try CommandCodec.decodeCustom(Array(text.utf8)) } catch { throw .corrupt(path: "", reason: "user custom fields: \(error)") }
+            return User(
+                id: try row["id"].text, name: try row["name"].optionalText, image: try row["image"].optionalText, custom: custom,
+                privacy: PrivacySettings(readReceipts: try row["read_receipts"].boolean, deliveryReceipts: try row["delivery_receipts"].boolean),
+                createdAt: Timestamp(rawValue: try row["created_at"].integer), updatedAt: Timestamp(rawValue: try row["updated_at"].integer))
+        })
+
+    static let channelTypes = TableDescription<ChannelType>(
+        name: "channel_types",
+        columns: [
+            .init("name", .text) { .text($0.name) },
+            .init("read_events", .boolean) { .boolean($0.readEvents) },
+            .init("delivery_events", .boolean) { .boolean($0.deliveryEvents) },
+            .init("created_at", .integer) { .integer($0.createdAt.rawValue) },
+            .init("updated_at", .integer) { .integer($0.updatedAt.rawValue) },
+        ],
+        primaryKey: ["name"],
+        decode: { (row) throws(StorageError) in
+            ChannelType(
+                name: try row["name"].text, readEvents: try row["read_events"].boolean, deliveryEvents: try row["delivery_events"].boolean,
+                createdAt: Timestamp(rawValue: try row["created_at"].integer), updatedAt: Timestamp(rawValue: try row["updated_at"].integer))
+        })
+
+    /// The channel's own row; its members, messages and thread reads are rows of their own tables.
+    static let channels = TableDescription<Channel>(
+        name: "channels",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("created_by", .text, nullable: true) { .text($0.createdBy) },
+            .init("created_at", .integer) { .integer($0.createdAt.rawValue) },
+        ],
+        primaryKey: ["cid"],
+        decode: { (row) throws(StorageError) in
+            Channel(cid: try cid(row["cid"].text), createdBy: try row["created_by"].optionalText,
+                    createdAt: Timestamp(rawValue: try row["created_at"].integer))
+        })
+
+    /// A member's read state: the columns a single member's change rewrites (see ``members``).
+    static let readStateColumns: [TableColumn<ReadState>] = [
+        .init("read_position", .integer) { .integer(Int64($0.readPosition)) },
+        .init("last_read", .integer) { .integer($0.lastRead.rawValue) },
+        .init("last_read_message_id", .text, nullable: true) { .text($0.lastReadMessageID) },
+        .init("delivered_position", .integer) { .integer(Int64($0.deliveredPosition)) },
+        .init("last_delivered_at", .integer, nullable: true) { .integer($0.lastDeliveredAt?.rawValue) },
+        .init("last_delivered_message_id", .text, nullable: true) { .text($0.lastDeliveredMessageID) },
+        .init("marked_unread_message_id", .text, nullable: true) { .text($0.markedUnreadMessageID) },
+        .init("read_passes", .blob) { .blob(StoredPasses.encode($0.readPasses)) },
+        .init("delivered_passes", .blob) { .blob(StoredPasses.encode($0.deliveredPasses)) },
+    ]
+
+    /// Members in their channel's order (`position`); unread counts are derived on load.
+    static let members = TableDescription<MemberRow>(
+        name: "members",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("user_id", .text) { .text($0.member.userID) },
+            .init("position", .integer) { .integer(Int64($0.position)) },
+            .init("created_at", .integer) { .integer($0.member.createdAt.rawValue) },
+        ] + readStateColumns.map { $0.on { (row: MemberRow) in row.member.read } },
+        primaryKey: ["cid", "user_id"],
+        decode: { (row) throws(StorageError) in
+            var read = ReadState(joinedAt: Timestamp(rawValue: try row["last_read"].integer), messageCount: Int(try row["read_position"].integer))
+            read.lastReadMessageID = try row["last_read_message_id"].optionalText
+            read.deliveredPosition = Int(try row["delivered_position"].integer)
+            read.lastDeliveredAt = try row["last_delivered_at"].optionalInteger.map(Timestamp.init(rawValue:))
+            read.lastDeliveredMessageID = try row["last_delivered_message_id"].optionalText
+            read.markedUnreadMessageID = try row["marked_unread_message_id"].optionalText
+            read.readPasses = try StoredPasses.decode(row["read_passes"].blob)
+            read.deliveredPasses = try StoredPasses.decode(row["delivered_passes"].blob)
+            let member = Member(userID: try row["user_id"].text, createdAt: Timestamp(rawValue: try row["created_at"].integer), read: read)
+            return (try cid(row["cid"].text), Int(try row["position"].integer), member)
+        })
+
+    /// The key and read-state columns of ``members``: what a single member's change updates (the
+    /// member's position and join time stay; rows given for it may carry any position).
+    static var memberReadStateUpdate: [TableColumn<MemberRow>] {
+        let names = Set(["cid", "user_id"] + readStateColumns.map(\.name))
+        return members.columns.filter { names.contains($0.name) }
+    }
+
+    static let messages = TableDescription<MessageRow>(
+        name: "messages",
+        columns: [
+            .init("cid", .text) { .text($0.message.cid.description) },
+            .init("position", .integer) { .integer(Int64($0.position)) },
+            .init("id", .text) { .text($0.message.id) },
+            .init("user_id", .text) { .text($0.message.userID) },
+            .init("text", .text) { .text($0.message.text) },
+            .init("type", .text) { .text($0.message.kind.rawValue) },
+            .init("created_at", .integer) { .integer($0.message.createdAt.rawValue) },
+            .init("parent_id", .text, nullable: true) { .text($0.message.parentID) },
+            .init("show_in_channel", .boolean) { .boolean($0.message.showInChannel) },
+            .init("silent", .boolean) { .boolean($0.message.silent) },
+        ],
+        primaryKey: ["cid", "position"],
+        decode: { (row) throws(StorageError) in
+            let message = Message(
+                id: try row["id"].text, cid: try cid(row["cid"].text), userID: try row["user_id"].text, text: try row["text"].text,
+                kind: Message.Kind(rawValue: try row["type"].text) ?? .regular, createdAt: Timestamp(rawValue: try row["created_at"].integer),
+                parentID: try row["parent_id"].optionalText, showInChannel: try row["show_in_channel"].boolean, silent: try row["silent"].boolean)
+            return (Int(try row["position"].integer), message)
+        })
+
+    /// Thread participants' pointers; unread replies are derived on load.
+    static let threadReads = TableDescription<ThreadReadRow>(
+        name: "thread_reads",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("parent_id", .text) { .text($0.parentID) },
+            .init("user_id", .text) { .text($0.userID) },
+            .init("read_count", .integer) { .integer(Int64($0.read.readCount)) },
+            .init("last_read", .integer) { .integer($0.read.lastRead.rawValue) },
+            .init("last_read_message_id", .text, nullable: true) { .text($0.read.lastReadMessageID) },
+        ],
+        primaryKey: ["cid", "parent_id", "user_id"],
+        decode: { (row) throws(StorageError) in
+            let read = ThreadReadState(
+                readCount: Int(try row["read_count"].integer), lastRead: Timestamp(rawValue: try row["last_read"].integer),
+                lastReadMessageID: try row["last_read_message_id"].optionalText)
+            return ThreadReadRow(cid: try cid(row["cid"].text), parentID: try row["parent_id"].text, userID: try row["user_id"].text, read: read)
+        })
+
+    /// Named counters: `generated_message_ids`, `clock`, `last_seq`, `last_event_seq`.
+    static let counters = TableDescription<CounterRow>(
+        name: "counters",
+        columns: [
+            .init("name", .text) { .text($0.name) },
+            .init("value", .integer) { .integer($0.value) },
+        ],
+        primaryKey: ["name"],
+        decode: { (row) throws(StorageError) in (try row["name"].text, try row["value"].integer) })
+
+    /// Each channel's last event sequence.
+    static let channelSequences = TableDescription<SequenceRow>(
+        name: "channel_sequences",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("last_seq", .integer) { .integer($0.lastSeq) },
+        ],
+        primaryKey: ["cid"],
+        decode: { (row) throws(StorageError) in (try cid(row["cid"].text), try row["last_seq"].integer) })
+
+    /// Journal entries (their events are rows of ``journalEvents``).
+    static let journal = TableDescription<JournalEntry>(
+        name: "journal",
+        columns: [
+            .init("seq", .integer) { .integer($0.seq) },
+            .init("at", .integer) { .integer($0.at.rawValue) },
+            .init("command", .text) { .text(String(decoding: CommandCodec.encode($0.command), as: UTF8.self)) },
+        ],
+        primaryKey: ["seq"],
+        decode: { (row) throws(StorageError) in
+            let text = try row["command"].text
+            let command: ReceiptsCommand
+            do { command = try CommandCodec.decode(Array(text.utf8)) } catch { throw .corrupt(path: "", reason: "journal command: \(error)") }
+            return JournalEntry(seq: try row["seq"].integer, at: Timestamp(rawValue: try row["at"].integer), command: command, events: [])
+        })
+
+    static let journalEvents = TableDescription<EventRow>(
+        name: "journal_events",
+        columns: [
+            .init("seq", .integer) { .integer($0.event.seq) },
+            .init("command_seq", .integer) { .integer($0.commandSeq) },
+            .init("cid", .text, nullable: true) { .text($0.event.cid?.description) },
+            .init("channel_seq", .integer, nullable: true) { .integer($0.event.channelSeq) },
+            .init("type", .text) { .text($0.event.type) },
+            .init("payload", .text) { .text(String(decoding: $0.event.json, as: UTF8.self)) },
+            .init("audience", .text, nullable: true) { .text($0.event.audience?.storedValue) },
+        ],
+        primaryKey: ["seq"],
+        decode: { (row) throws(StorageError) in
+            let event = JournalEvent(
+                seq: try row["seq"].integer, cid: try row["cid"].optionalText.flatMap(ChannelCID.init),
+                channelSeq: try row["channel_seq"].optionalInteger, type: try row["type"].text,
+                audience: try row["audience"].optionalText.flatMap(EventAudience.init(storedValue:)),
+                json: Array(try row["payload"].text.utf8))
+            return (try row["command_seq"].integer, event)
+        })
+
+    /// The durable state tables, for checks that cover all of them.
+    static let all: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
+        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(threadReads),
+        shape(counters), shape(channelSequences), shape(journal), shape(journalEvents),
+    ]
+
+    private static func shape<Row>(_ table: TableDescription<Row>) -> (name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String]) {
+        (table.name, table.columns.map { ($0.name, $0.type, $0.nullable) }, table.primaryKey)
+    }
+
+    static func cid(_ text: String) throws(StorageError) -> ChannelCID {
+        guard let cid = ChannelCID(text) else { throw .corrupt(path: "", reason: "invalid cid \(text)") }
+        return cid
+    }
+}
