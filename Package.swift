@@ -14,7 +14,6 @@ let package = Package(
         .library(name: "CheckmarkWebSocket", targets: ["CheckmarkWebSocket"]),
         .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
         .library(name: "CheckmarkWire", targets: ["CheckmarkWire"]),
-        .library(name: "CheckmarkStorage", targets: ["CheckmarkStorage"]),
         .library(name: "CheckmarkClient", targets: ["CheckmarkClient"]),
     ],
     dependencies: [

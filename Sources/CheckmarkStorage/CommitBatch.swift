@@ -2,27 +2,27 @@ import CheckmarkCore
 
 /// Everything one group commit writes in one transaction: the journal entries of the commands it
 /// covers and the current values of every durable row they changed.
-public struct CommitBatch: Sendable {
-    public var entries: [JournalEntry] = []
-    public var users: [User] = []
-    public var channelTypes: [ChannelType] = []
+package struct CommitBatch: Sendable {
+    package var entries: [JournalEntry] = []
+    package var users: [User] = []
+    package var channelTypes: [ChannelType] = []
     /// Channels whose row and whole member list are rewritten.
-    public var channels: [Channel] = []
+    package var channels: [Channel] = []
     /// Single member rows whose read state changed (the rows exist: members are only added or
     /// removed by a channel rewrite).
-    public var members: [(cid: ChannelCID, member: Member)] = []
+    package var members: [(cid: ChannelCID, member: Member)] = []
     /// Removed channels' leftovers are not a thing: channels are never deleted.
-    public var messages: [(position: Int, message: Message)] = []
+    package var messages: [(position: Int, message: Message)] = []
     /// Thread read states that changed, outside rewritten channels (those rewrite all of theirs).
-    public var threadReads: [ThreadReadRow] = []
-    public var generatedMessageIDs: Int = 0
-    public var clock = Timestamp(rawValue: 0)
+    package var threadReads: [ThreadReadRow] = []
+    package var generatedMessageIDs: Int = 0
+    package var clock = Timestamp(rawValue: 0)
 
-    public init() {}
+    package init() {}
 
     /// Reads the rows of `footprint` from the engine's current state. Members no longer in their
     /// channel and rows of unknown channels are skipped (nothing to write).
-    public init(entries: [JournalEntry], footprint: StateFootprint, engine: ReceiptsEngine) {
+    package init(entries: [JournalEntry], footprint: StateFootprint, engine: ReceiptsEngine) {
         self.entries = entries
         users = footprint.users.compactMap { engine.users[$0] }
         channelTypes = footprint.channelTypes.compactMap { engine.channelTypes[$0] }

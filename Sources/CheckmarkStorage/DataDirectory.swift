@@ -6,18 +6,18 @@ import Glibc
 
 /// The folder holding the database, created when missing and held with an exclusive lock while a
 /// server runs, so that two processes never write the same database.
-public final class DataDirectory: Sendable {
-    public let path: String
+package final class DataDirectory: Sendable {
+    package let path: String
     /// The locked file's descriptor; -1 once released.
     private let lockDescriptor: Mutex<Int32>
 
     /// The lock file's name inside the directory.
-    public static let lockFileName = "checkmark.lock"
+    package static let lockFileName = "checkmark.lock"
 
     /// Creates the directory if needed, checks it is writable and takes its lock.
     /// - Throws: ``StorageError/directoryUnwritable(path:reason:)`` or
     ///   ``StorageError/lockedByAnotherProcess(path:)``.
-    public init(path: String) throws(StorageError) {
+    package init(path: String) throws(StorageError) {
         self.path = path
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -42,7 +42,7 @@ public final class DataDirectory: Sendable {
     }
 
     /// Gives up the lock (at shutdown, so another server may open the directory). Idempotent.
-    public func release() {
+    package func release() {
         lockDescriptor.withLock { fd in
             if fd >= 0 { close(fd) }
             fd = -1
@@ -50,9 +50,9 @@ public final class DataDirectory: Sendable {
     }
 
     /// The database file's path.
-    public var databasePath: String { path + "/" + Self.databaseFileName }
+    package var databasePath: String { path + "/" + Self.databaseFileName }
     /// The database's file name inside the directory.
-    public static let databaseFileName = "checkmark.sqlite"
+    package static let databaseFileName = "checkmark.sqlite"
 
     deinit {
         release()

@@ -2,14 +2,14 @@ import CheckmarkCore
 
 /// One accepted command in the journal, with the events it produced. `seq` is the global sequence:
 /// consecutive, starting at 1, no gaps.
-public struct JournalEntry: Sendable, Hashable {
-    public var seq: Int64
+package struct JournalEntry: Sendable, Hashable {
+    package var seq: Int64
     /// When the core applied it.
-    public var at: Timestamp
-    public var command: ReceiptsCommand
-    public var events: [JournalEvent]
+    package var at: Timestamp
+    package var command: ReceiptsCommand
+    package var events: [JournalEvent]
 
-    public init(seq: Int64, at: Timestamp, command: ReceiptsCommand, events: [JournalEvent]) {
+    package init(seq: Int64, at: Timestamp, command: ReceiptsCommand, events: [JournalEvent]) {
         self.seq = seq
         self.at = at
         self.command = command
@@ -19,18 +19,18 @@ public struct JournalEntry: Sendable, Hashable {
 
 /// One event in the journal: its global event sequence, and for channel events the channel's own
 /// sequence (consecutive per channel from 1), so a client can resume one channel from where it was.
-public struct JournalEvent: Sendable, Hashable {
-    public var seq: Int64
-    public var cid: ChannelCID?
-    public var channelSeq: Int64?
-    public var type: String
+package struct JournalEvent: Sendable, Hashable {
+    package var seq: Int64
+    package var cid: ChannelCID?
+    package var channelSeq: Int64?
+    package var type: String
     /// Who the event is for; nil for events journaled before the audience was kept (they cannot be
     /// resumed from).
-    public var audience: EventAudience?
+    package var audience: EventAudience?
     /// The event's JSON as shared by all recipients (per-recipient counts left out).
-    public var json: [UInt8]
+    package var json: [UInt8]
 
-    public init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8]) {
+    package init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8]) {
         self.seq = seq
         self.cid = cid
         self.channelSeq = channelSeq

@@ -3,7 +3,7 @@ import CheckmarkCore
 /// Durable storage of receipts state and its journal. The SQLite store is the single-node default; a
 /// PostgreSQL store implements the same contract for clusters. Calls are blocking and made from one
 /// writer thread at a time.
-public protocol ReceiptsStore: AnyObject, Sendable {
+package protocol ReceiptsStore: AnyObject, Sendable {
     /// Reads the whole durable state.
     func load() throws(StorageError) -> StoredState
     /// Writes one batch in one transaction; returns only when it is durable.

@@ -4,7 +4,7 @@ import CheckmarkCore
 /// journal: a node appends only while it holds the journal's append lock, after applying what the
 /// others appended before it, so every node's engine applies the same commands in the same order and
 /// computes the same state, sequences and events. Calls are blocking and made from one writer thread.
-public protocol SharedReceiptsStore: ReceiptsStore {
+package protocol SharedReceiptsStore: ReceiptsStore {
     /// The largest message ``notifyPeers(_:)`` takes (PostgreSQL's NOTIFY payload is below 8,000 bytes).
     static var maxPeerMessageBytes: Int { get }
     /// Takes the append lock and calls `build` with the entries other nodes committed after

@@ -1,6 +1,6 @@
 /// Why storage could not open or write. Each case's description is the message an operator sees at
 /// start-up (`checkmark serve` prints it and exits non-zero) or in the log.
-public enum StorageError: Error, Sendable, CustomStringConvertible {
+package enum StorageError: Error, Sendable, CustomStringConvertible {
     /// The data directory cannot be created or written.
     case directoryUnwritable(path: String, reason: String)
     /// Another process holds the data directory.
@@ -16,7 +16,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     /// Storage was closed (shutting down) or failed before.
     case closed
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .directoryUnwritable(let path, let reason):
             "data directory \(path) is not writable: \(reason)"

@@ -2,13 +2,13 @@ import CheckmarkCore
 
 /// One stored row of a participant's thread read state: the pointer and what it says (the unread
 /// replies are derived from it on load).
-public struct ThreadReadRow: Sendable, Hashable {
-    public var cid: ChannelCID
-    public var parentID: String
-    public var userID: String
-    public var read: ThreadReadState
+package struct ThreadReadRow: Sendable, Hashable {
+    package var cid: ChannelCID
+    package var parentID: String
+    package var userID: String
+    package var read: ThreadReadState
 
-    public init(cid: ChannelCID, parentID: String, userID: String, read: ThreadReadState) {
+    package init(cid: ChannelCID, parentID: String, userID: String, read: ThreadReadState) {
         self.cid = cid
         self.parentID = parentID
         self.userID = userID
@@ -16,7 +16,7 @@ public struct ThreadReadRow: Sendable, Hashable {
     }
 
     /// Every thread read state of `channel`, in parent and user order (what a channel rewrite writes).
-    public static func all(of channel: Channel) -> [ThreadReadRow] {
+    package static func all(of channel: Channel) -> [ThreadReadRow] {
         channel.threads.keys.sorted().flatMap { parentID in
             channel.threads[parentID]!.reads.keys.sorted().map { userID in
                 ThreadReadRow(cid: channel.cid, parentID: parentID, userID: userID, read: channel.threads[parentID]!.reads[userID]!)
@@ -25,7 +25,7 @@ public struct ThreadReadRow: Sendable, Hashable {
     }
 
     /// Files the row's state under its channel's thread (for loading).
-    public func restore(into channel: inout Channel) {
+    package func restore(into channel: inout Channel) {
         channel.threads[parentID, default: MessageThread(parentID: parentID)].reads[userID] = read
     }
 }

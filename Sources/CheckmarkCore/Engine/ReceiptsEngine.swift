@@ -32,7 +32,7 @@ public struct ReceiptsEngine: Sendable {
     /// The durable rows changed since the last ``takeFootprint(into:)``, noted at each place the
     /// engine changes one (the clock, moved by every command, is not noted: storage writes it with
     /// every batch). A refused command notes nothing: commands validate before they change anything.
-    public internal(set) var touched = StateFootprint()
+    package internal(set) var touched = StateFootprint()
     /// Channels one connection may watch; one more is `too_many_watched_channels`. A setting of the
     /// server, not durable state (watches end with their connections).
     public var maxWatchedChannelsPerConnection = Int.max

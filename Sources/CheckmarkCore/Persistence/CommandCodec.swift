@@ -1,15 +1,15 @@
 /// The journal's text form of a ``ReceiptsCommand``: one JSON object with an `op` and the command's
 /// fields, in Stream's field names where there is one. Decoding what was encoded gives the same command
 /// back, so the journal can be re-run through the engine (the replay tool, a resuming client).
-public enum CommandCodec {
+package enum CommandCodec {
     /// Why a journal entry could not be read back.
-    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        public var reason: String
-        public var description: String { "unreadable journal command: \(reason)" }
+    package struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        package var reason: String
+        package var description: String { "unreadable journal command: \(reason)" }
     }
 
     /// The command's name in the encoded form (`op`), e.g. `mark_read`.
-    public static func op(_ command: ReceiptsCommand) -> String {
+    package static func op(_ command: ReceiptsCommand) -> String {
         switch command {
         case .upsertUser: "upsert_user"
         case .updateUser: "update_user"
@@ -31,7 +31,7 @@ public enum CommandCodec {
         }
     }
 
-    public static func encode(_ command: ReceiptsCommand) -> [UInt8] {
+    package static func encode(_ command: ReceiptsCommand) -> [UInt8] {
         var w = JSONWriter(capacity: 128)
         w.beginObject()
         w.field("op", op(command))
@@ -128,7 +128,7 @@ public enum CommandCodec {
         return w.bytes
     }
 
-    public static func decode(_ bytes: some Collection<UInt8>) throws(Failure) -> ReceiptsCommand {
+    package static func decode(_ bytes: some Collection<UInt8>) throws(Failure) -> ReceiptsCommand {
         let json: JSONValue
         do { json = try JSONParser.parse(bytes, limits: .stored) } catch { throw Failure(reason: error.description) }
         let op = try string(json, "op")
@@ -233,13 +233,13 @@ public enum CommandCodec {
     }
 
     /// A user's custom fields as JSON text (storage keeps them in one column).
-    public static func encodeCustom(_ custom: [(String, JSONValue)]) -> [UInt8] {
+    package static func encodeCustom(_ custom: [(String, JSONValue)]) -> [UInt8] {
         var w = JSONWriter(capacity: 32)
         w.value(.object(custom))
         return w.bytes
     }
 
-    public static func decodeCustom(_ bytes: some Collection<UInt8>) throws(Failure) -> [(String, JSONValue)] {
+    package static func decodeCustom(_ bytes: some Collection<UInt8>) throws(Failure) -> [(String, JSONValue)] {
         do {
             guard let pairs = try JSONParser.parse(bytes, limits: .stored).objectValue else { throw Failure(reason: "custom fields are not an object") }
             return pairs

@@ -1,7 +1,7 @@
 extension ReceiptsEngine {
     /// Rebuilds the state a ``snapshot()`` captured. Derived state (unread counts, totals, memberships,
     /// the message index) is recomputed from the pointers and messages, so it cannot disagree with them.
-    public init(restoring snapshot: ReceiptsSnapshot) {
+    package init(restoring snapshot: ReceiptsSnapshot) {
         self.init()
         for user in snapshot.users { users[user.id] = user }
         for type in snapshot.channelTypes { channelTypes[type.name] = type }
@@ -33,7 +33,7 @@ extension ReceiptsEngine {
     }
 
     /// The durable state, channels in cid order and users in id order (for comparing two states).
-    public func snapshot() -> ReceiptsSnapshot {
+    package func snapshot() -> ReceiptsSnapshot {
         ReceiptsSnapshot(
             users: users.values.sorted { $0.id < $1.id },
             channelTypes: channelTypes.values.sorted { $0.name < $1.name },
@@ -44,7 +44,7 @@ extension ReceiptsEngine {
     /// Hands over the durable rows changed since the last call (``touched``), adding them to
     /// `footprint` (a batch's union), and starts a new record keeping its capacity, so that recording
     /// allocates nothing once warm.
-    public mutating func takeFootprint(into footprint: inout StateFootprint) {
+    package mutating func takeFootprint(into footprint: inout StateFootprint) {
         footprint.formUnion(touched)
         touched.removeAll(keepingCapacity: true)
     }
@@ -56,13 +56,13 @@ extension ReceiptsEngine {
     }
 
     /// Hands over the durable rows changed since the last call and starts a new record.
-    public mutating func takeFootprint() -> StateFootprint {
+    package mutating func takeFootprint() -> StateFootprint {
         defer { touched = StateFootprint() }
         return touched
     }
 
     /// Whether a command changes durable state when it changes anything (connection commands do not).
-    public static func isDurable(_ command: ReceiptsCommand) -> Bool {
+    package static func isDurable(_ command: ReceiptsCommand) -> Bool {
         switch command {
         case .connect, .disconnect, .watch, .stopWatching:
             false

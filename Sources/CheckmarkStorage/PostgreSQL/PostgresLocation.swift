@@ -4,17 +4,17 @@ import Foundation
 /// (`postgresql://` too; port 5432 and database = user by default), optionally with `?schema=NAME`
 /// to keep one deployment's tables (and its notifications and locks) in a schema of their own. TLS is not used: run nodes and
 /// database on one private network, or reach the database through a TLS tunnel.
-public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-    public var username: String
-    public var password: String?
-    public var database: String
+package struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
+    package var username: String
+    package var password: String?
+    package var database: String
     /// The schema the tables live in (created if missing); nil for the role's default (`public`).
-    public var schema: String?
+    package var schema: String?
 
     /// - Throws: ``StorageError/unavailable(reason:)`` naming what is wrong with `url`.
-    public init(url: String) throws(StorageError) {
+    package init(url: String) throws(StorageError) {
         guard let components = URLComponents(string: url), let scheme = components.scheme,
               scheme == "postgres" || scheme == "postgresql" else {
             throw .unavailable(reason: "postgres url must look like postgres://user:password@host:5432/database, not \(Self.redacted(url))")
@@ -37,7 +37,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The location without its password, for logs and errors.
-    public var description: String {
+    package var description: String {
         "postgres://\(username)@\(host):\(port)/\(database)" + (schema.map { "?schema=" + $0 } ?? "")
     }
 

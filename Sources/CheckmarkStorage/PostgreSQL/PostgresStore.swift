@@ -14,8 +14,8 @@ import Synchronization
 /// commit notifies the others on ``PostgresSchema/notifyChannel(schema:)`` with its last sequence, a pointer of
 /// a few bytes whatever the batch's size (PostgreSQL's payload limit is 8,000 bytes), and each node
 /// fetches what it has not applied. Calls are blocking and come from one writer thread.
-public final class PostgresStore: SharedReceiptsStore {
-    public let location: PostgresLocation
+package final class PostgresStore: SharedReceiptsStore {
+    package let location: PostgresLocation
     private let group: MultiThreadedEventLoopGroup
     private let connection: PostgresConnection
     private let logger: Logger
@@ -25,7 +25,7 @@ public final class PostgresStore: SharedReceiptsStore {
     private let connectionLost = NIOLockedValueBox(false)
     private let notifyChannel: String
     private let peerChannel: String
-    public static let maxPeerMessageBytes = 7_900
+    package static let maxPeerMessageBytes = 7_900
 
     private enum StoreState { case open, failed, closed }
 
@@ -37,7 +37,7 @@ public final class PostgresStore: SharedReceiptsStore {
     /// Connects and applies pending migrations.
     /// - Throws: ``StorageError/unavailable(reason:)`` when the database cannot be reached or logged
     ///   into, ``StorageError/schemaNewer(path:unknownMigrations:)`` when a newer binary migrated it.
-    public init(location: PostgresLocation, logger: Logger) throws(StorageError) {
+    package init(location: PostgresLocation, logger: Logger) throws(StorageError) {
         self.location = location
         self.logger = logger
         notifyChannel = PostgresSchema.notifyChannel(schema: location.schema)
@@ -154,11 +154,11 @@ public final class PostgresStore: SharedReceiptsStore {
         return try result.futureResult.wait()
     }
 
-    public var isReady: Bool { state.withLock { $0 == .open } && !connection.isClosed }
+    package var isReady: Bool { state.withLock { $0 == .open } && !connection.isClosed }
 
     deinit { close() }
 
-    public func close() {
+    package func close() {
         let wasOpen = state.withLock { current in
             defer { current = .closed }
             return current != .closed
@@ -178,7 +178,7 @@ public final class PostgresStore: SharedReceiptsStore {
     /// at their next statement.
     /// - Throws: ``StorageError/unavailable(reason:)`` when the location names no schema (the role's
     ///   default schema is never dropped), or the database cannot be reached or refuses the drop.
-    public static func dropSchema(of location: PostgresLocation, logger: Logger) throws(StorageError) {
+    package static func dropSchema(of location: PostgresLocation, logger: Logger) throws(StorageError) {
         guard let schema = location.schema else { throw .unavailable(reason: "\(location) names no schema to drop") }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
@@ -219,7 +219,7 @@ public final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Loading
 
-    public func load() throws(StorageError) -> StoredState {
+    package func load() throws(StorageError) -> StoredState {
         try checkOpen()
         do {
             // One snapshot: other nodes may be committing meanwhile.
@@ -251,11 +251,11 @@ public final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Writing
 
-    public func commit(_ batch: CommitBatch) throws(StorageError) {
+    package func commit(_ batch: CommitBatch) throws(StorageError) {
         try append(exclusive: false) { batch }
     }
 
-    public func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
+    package func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
         try append(exclusive: true) { () throws -> CommitBatch in
             try build(try self.fetchCommands(after: appliedSeq, limit: nil))
         }
@@ -333,7 +333,7 @@ public final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Journal
 
-    public func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
+    package func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
             return try fetchCommands(after: seq, limit: limit)
@@ -352,7 +352,7 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    public func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
+    package func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
             var entries = try fetchCommands(after: seq, limit: limit)
@@ -370,7 +370,7 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    public func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
         try checkOpen()
         do {
             var binds = PostgresBindings()
@@ -385,7 +385,7 @@ public final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    public func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
+    package func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
         try checkOpen()
         do {
             var entries = 0
@@ -423,11 +423,11 @@ public final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Notifications
 
-    public func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void) {
+    package func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void) {
         openListener(onAppend, onPeerMessage)
     }
 
-    public func notifyPeers(_ message: String) throws(StorageError) {
+    package func notifyPeers(_ message: String) throws(StorageError) {
         try checkOpen()
         guard message.utf8.count <= Self.maxPeerMessageBytes else {
             throw .unavailable(reason: "peer message of \(message.utf8.count) bytes is over \(Self.maxPeerMessageBytes)")

@@ -6,8 +6,8 @@ import Synchronization
 /// The embedded default store: one SQLite database in the data directory, in WAL mode with
 /// `synchronous=FULL`, so that a commit that returned survives a killed process and a power cut (the
 /// WAL is fsynced at every commit; group commit makes that one fsync per batch, not per confirmation).
-public final class SQLiteStore: ReceiptsStore {
-    public let directory: DataDirectory
+package final class SQLiteStore: ReceiptsStore {
+    package let directory: DataDirectory
     private let queue: DatabaseQueue
     private let state = Mutex(StoreState.open)
 
@@ -17,7 +17,7 @@ public final class SQLiteStore: ReceiptsStore {
     /// - Throws: ``StorageError/schemaNewer(path:unknownMigrations:)`` when a newer binary wrote it,
     ///   ``StorageError/corrupt(path:reason:)`` for a damaged or foreign file,
     ///   ``StorageError/unavailable(reason:)`` otherwise.
-    public init(directory: DataDirectory) throws(StorageError) {
+    package init(directory: DataDirectory) throws(StorageError) {
         self.directory = directory
         let path = directory.databasePath
         // SQLite opens an empty file as a new, empty database: a truncated file would silently start
@@ -69,9 +69,9 @@ public final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    public var isReady: Bool { state.withLock { $0 == .open } }
+    package var isReady: Bool { state.withLock { $0 == .open } }
 
-    public func close() {
+    package func close() {
         state.withLock { $0 = .closed }
         try? queue.close()
         directory.release()
@@ -84,7 +84,7 @@ public final class SQLiteStore: ReceiptsStore {
 
     // MARK: Loading
 
-    public func load() throws(StorageError) -> StoredState {
+    package func load() throws(StorageError) -> StoredState {
         try checkOpen()
         do {
             return try queue.read { db in try Self.load(db) }
@@ -112,7 +112,7 @@ public final class SQLiteStore: ReceiptsStore {
 
     // MARK: Writing
 
-    public func commit(_ batch: CommitBatch) throws(StorageError) {
+    package func commit(_ batch: CommitBatch) throws(StorageError) {
         try checkOpen()
         do {
             try queue.write { db in try Self.write(batch, to: db) }
@@ -153,7 +153,7 @@ public final class SQLiteStore: ReceiptsStore {
 
     // MARK: Journal
 
-    public func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
+    package func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
             return try queue.read { db in
@@ -174,7 +174,7 @@ public final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    public func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
         try checkOpen()
         do {
             return try queue.read { db in
@@ -187,7 +187,7 @@ public final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    public func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
+    package func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
         try checkOpen()
         do {
             return try queue.write { db in
