@@ -93,19 +93,20 @@ struct TouchedRowsTests {
         #expect(engine.takeFootprint().isEmpty)
     }
 
-    @Test("the record accumulates until taken, and taking it into a batch empties it")
-    func recordAccumulates() {
+    @Test("the record holds the last command's rows only, and taking it into a batch empties it")
+    func recordHoldsTheLastCommand() {
         var engine = ReceiptsEngine()
         _ = engine.apply(.upsertUser(User(id: "a")), at: Timestamp(rawValue: 1))
         _ = engine.apply(.upsertUser(User(id: "b")), at: Timestamp(rawValue: 2))
+        #expect(engine.touched.users == ["b"], "a record left untaken does not grow with later commands")
         var batch = StateFootprint()
         batch.users = ["c"]
         engine.takeFootprint(into: &batch)
-        #expect(batch.users == ["a", "b", "c"])
+        #expect(batch.users == ["b", "c"])
         #expect(engine.touched.isEmpty)
         _ = engine.apply(.upsertUser(User(id: "d")), at: Timestamp(rawValue: 3))
-        engine.discardFootprint()
-        #expect(engine.touched.isEmpty)
+        _ = engine.apply(.connect(connectionID: "c1", userID: "d"), at: Timestamp(rawValue: 4))
+        #expect(engine.touched.isEmpty, "a connection command starts a new, empty record")
     }
 
     /// The durable rows (as storage holds them) that differ between two states.

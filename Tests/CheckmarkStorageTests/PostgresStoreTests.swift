@@ -186,7 +186,6 @@ private final class Node: @unchecked Sendable {
     func append(_ commands: [ReceiptsCommand]) throws {
         try store.append(after: seq) { others in
             for entry in others { _ = try self.apply(entry) }
-            self.engine.discardFootprint()
             var footprint = StateFootprint()
             var entries: [JournalEntry] = []
             for command in commands {

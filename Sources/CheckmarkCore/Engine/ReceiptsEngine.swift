@@ -29,9 +29,11 @@ public struct ReceiptsEngine: Sendable {
     /// The latest time seen: commands given an earlier time are applied at this one, so the core's
     /// time never runs backwards even when the caller's clock does.
     public internal(set) var clock = Timestamp(rawValue: 0)
-    /// The durable rows changed since the last ``takeFootprint(into:)``, noted at each place the
-    /// engine changes one (the clock, moved by every command, is not noted: storage writes it with
-    /// every batch). A refused command notes nothing: commands validate before they change anything.
+    /// The durable rows the last applied command changed (until ``takeFootprint(into:)`` takes them),
+    /// noted at each place the engine changes one; each command starts a new record, so it never
+    /// grows past one command's rows. The clock, moved by every command, is not noted: storage writes
+    /// it with every batch. A refused command notes nothing: commands validate before they change
+    /// anything.
     package internal(set) var touched = StateFootprint()
     /// Channels one connection may watch; one more is `too_many_watched_channels`. A setting of the
     /// server, not durable state (watches end with their connections).
@@ -48,6 +50,7 @@ public struct ReceiptsEngine: Sendable {
     /// - Returns: the outcome, or the reason the command was refused (state unchanged).
     public mutating func apply(_ command: ReceiptsCommand, at time: Timestamp) -> Result<ReceiptsOutcome, ReceiptsError> {
         let now = max(time, clock)
+        if !touched.isEmpty { touched.removeAll(keepingCapacity: true) }
         clock = now
         do throws(ReceiptsError) {
             switch command {

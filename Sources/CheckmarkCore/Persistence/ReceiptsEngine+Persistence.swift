@@ -41,21 +41,15 @@ extension ReceiptsEngine {
             generatedMessageIDs: generatedMessageIDs, clock: clock)
     }
 
-    /// Hands over the durable rows changed since the last call (``touched``), adding them to
-    /// `footprint` (a batch's union), and starts a new record keeping its capacity, so that recording
-    /// allocates nothing once warm.
+    /// Hands over the durable rows the last command changed (``touched``), adding them to `footprint`
+    /// (a batch's union), and empties the record keeping its capacity, so that recording allocates
+    /// nothing once warm.
     package mutating func takeFootprint(into footprint: inout StateFootprint) {
         footprint.formUnion(touched)
         touched.removeAll(keepingCapacity: true)
     }
 
-    /// Forgets the record (rows another writer already stored: other nodes' commits applied here),
-    /// keeping its capacity.
-    public mutating func discardFootprint() {
-        touched.removeAll(keepingCapacity: true)
-    }
-
-    /// Hands over the durable rows changed since the last call and starts a new record.
+    /// Hands over the durable rows the last command changed and starts a new record.
     package mutating func takeFootprint() -> StateFootprint {
         defer { touched = StateFootprint() }
         return touched

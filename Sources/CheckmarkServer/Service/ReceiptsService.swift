@@ -237,7 +237,6 @@ package final class ReceiptsService: Sendable {
         }
         cluster?.notePresenceChange(command, engine: state.engine)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
-        state.engine.discardFootprint()  // others' commits applied here are already stored
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
             metrics.rejected(error)
