@@ -149,10 +149,8 @@ struct RESTAPI: Sendable {
     }
 
     static func error(_ error: WireError, since started: NIODeadline) -> HTTPResponse {
-        var w = JSONWriter()
-        error.write(into: &w, duration: duration(since: started))
         var buffer = ByteBuffer()
-        buffer.writeBytes(w.bytes)
+        buffer.writeBytes(error.body(duration: duration(since: started)))
         return .json(error.httpStatus, buffer)
     }
 

@@ -107,6 +107,13 @@ package struct WireError: Error, Sendable, Hashable {
                   httpStatus: 405, streamCode: 4)
     }
 
+    /// The REST body of the error: its JSON object with the request's `duration`.
+    package func body(duration: String) -> [UInt8] {
+        var w = JSONWriter()
+        write(into: &w, duration: duration)
+        return w.bytes
+    }
+
     /// The JSON error object: `{"code":N,"message":..,"StatusCode":N,"duration":..,"error_code":..}`.
     package func write(into writer: inout JSONWriter, duration: String = "0.00ms") {
         writer.beginObject()
