@@ -325,7 +325,10 @@ package final class ReceiptsService: Sendable {
         state.engine.takeFootprint(into: &state.footprint)
     }
 
-    /// The batch that stores `entries` and the state they changed; starts the next footprint.
+    /// The batch that stores `entries` and the state they changed; starts the next footprint. The
+    /// footprint must be the rows of exactly those entries: replies and events are released only
+    /// through `engineLoop.execute` hops, never by applying a command synchronously from inside a
+    /// release, so no later command's rows can be in it.
     private func makeBatch(_ entries: [JournalEntry]) -> CommitBatch {
         let state = state.value
         defer { state.footprint = StateFootprint() }

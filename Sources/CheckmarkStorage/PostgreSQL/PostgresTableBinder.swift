@@ -35,7 +35,7 @@ struct PostgresTableBinder<Row> {
         }
     }
 
-    /// Decodes loaded rows (from ``TableDescription/select(orderBy:)``).
+    /// Decodes loaded rows (from ``TableDescription/select(_:)``).
     func decode(_ rows: [PostgresRow]) throws -> [Row] {
         let names = table.columns.map(\.name)
         let types = table.columns.map(\.type)
