@@ -20,6 +20,11 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var session: WebSocketSession?
 
     private var flushScheduled = false
+    /// The batch that flushes this connection at the end of a tick (its loop's, found once).
+    private var flushBatch: LoopFlushBatch?
+    /// The channel's writability as its last `channelWritabilityChanged` said: read per frame without
+    /// going through the pipeline to the channel.
+    private var writable = false
     /// Bytes written to the channel since the last flush.
     private var unflushed = false
     private var closeCode: WebSocketCloseCode?
@@ -39,7 +44,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         self.sessionID = sessionID
     }
 
-    var isWritable: Bool { context?.channel.isWritable ?? false }
+    var isWritable: Bool { writable }
 
     func setReceiveBuffer(bytes: Int) {
         try? context?.channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(bytes))
@@ -60,12 +65,15 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     var sharedCompressionWindowBits: Int { connection.sharedCompressionWindowBits }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writable = context.channel.isWritable
         if let session { application.writabilityChanged(session, isWritable: context.channel.isWritable) }
         context.fireChannelWritabilityChanged()
     }
 
     public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        writable = context.channel.isWritable
+        flushBatch = LoopFlushBatch.of(context.eventLoop)
         let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)
         self.session = session
         lastRead = context.eventLoop.now
@@ -77,6 +85,8 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     public func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
         reportDisconnected()
+        writable = false
+        session?.handler = nil
         self.context = nil
     }
 
@@ -92,6 +102,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
+        writable = false
         connection.abandon()
         cancelTimers()
         reportDisconnected()
@@ -167,9 +178,9 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         unflushed = true
         // Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come
         // from a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
-        if !flushScheduled {
+        if !flushScheduled, let flushBatch {
             flushScheduled = true
-            LoopFlushBatch.of(context.eventLoop).add(self, on: context.eventLoop)
+            flushBatch.add(self, on: context.eventLoop)
         }
     }
 

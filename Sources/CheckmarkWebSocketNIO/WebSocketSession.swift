@@ -6,7 +6,9 @@ import NIOCore
 public final class WebSocketSession {
     public let eventLoop: any EventLoop
     public let id: Int
-    weak var handler: WebSocketChannelHandler?
+    /// Strong, so that the per-frame calls of a fan-out cost no weak load; the handler clears it when
+    /// it leaves the pipeline, which ends the cycle handler → application → session → handler.
+    var handler: WebSocketChannelHandler?
     /// Application state attached to the connection.
     public var userInfo: AnyObject?
 

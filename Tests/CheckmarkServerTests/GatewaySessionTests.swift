@@ -215,6 +215,27 @@ struct GatewaySessionEarlyEventTests {
     }
 }
 
+@Suite("Gateway session: the fan-out's per-recipient decision")
+struct GatewaySessionFanOutDispositionTests {
+    static let frame = ByteBuffer(string: "event")
+
+    @Test func anEventIsSentOnceReadyHeldWhileRegisteringOrResumingAndDroppedOnceClosing() {
+        var run = Transcript.Run()
+        _ = run(.opened(.success(Transcript.identity())))
+        #expect(run.session.eventFannedOut(Self.frame, cid: Transcript.room, channelSeq: 1) == .dropped)
+        _ = run(.slotAcquired)
+        #expect(run.session.eventFannedOut(Self.frame, cid: Transcript.room, channelSeq: 1) == .held)
+        // The held frame goes out right after the first health.check, as the action list says.
+        #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "event"])
+        #expect(run.session.eventFannedOut(Self.frame, cid: Transcript.room, channelSeq: 2) == .send)
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:hall","last_seq":1,"request_id":"w1"}"#))
+        #expect(run.session.eventFannedOut(Self.frame, cid: Transcript.hall, channelSeq: 2) == .held)
+        #expect(run.session.eventFannedOut(Self.frame, cid: Transcript.room, channelSeq: 3) == .send)
+        _ = run(.closeRequested(.shuttingDown, reason: "bye"))
+        #expect(run.session.eventFannedOut(Self.frame, cid: Transcript.room, channelSeq: 4) == .dropped)
+    }
+}
+
 @Suite("Gateway session: resume")
 struct GatewaySessionResumeTests {
     static func answer(_ resume: ChannelResume) -> GatewaySession.Input {

@@ -21,9 +21,11 @@ extension ReceiptsEngine {
         }
         let memberOrder = channels[cid]!.memberOrder
         do {
-            let members = channels[cid]!.members  // read-only snapshot for the totals; released below
-            for memberID in memberOrder where message.countsAsUnread(for: memberID) {
-                let unread = members[memberID]!.read.unreadMessages
+            // A read-only snapshot for the totals, released below; walked as it is stored (the totals
+            // do not depend on the order), which costs no look-up per member.
+            let members = channels[cid]!.members
+            for (memberID, member) in members where message.countsAsUnread(for: memberID) {
+                let unread = member.read.unreadMessages
                 adjustTotals(of: memberID, from: unread - 1, to: unread)
             }
         }

@@ -111,11 +111,8 @@ public struct ReceiptsEngine: Sendable {
     /// Keeps a user's totals in step with a change of one channel's unread count.
     mutating func adjustTotals(of userID: String, from old: Int, to new: Int) {
         guard old != new else { return }
-        var total = totals[userID] ?? UnreadCounts()
-        total.totalUnread += new - old
-        if old == 0 && new > 0 { total.unreadChannels += 1 }
-        if old > 0 && new == 0 { total.unreadChannels -= 1 }
-        totals[userID] = total
+        // Changed in place: one look-up of the user's totals, not two.
+        totals[userID, default: UnreadCounts()].adjust(unreadFrom: old, to: new)
     }
 
     mutating func adjustTotals(of userID: String, _ change: Channel.UnreadChange?) {

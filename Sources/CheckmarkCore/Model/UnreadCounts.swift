@@ -7,6 +7,14 @@ public struct UnreadCounts: Sendable, Hashable {
     /// Threads with at least one unread reply (`unread_threads`).
     public var unreadThreads: Int
 
+    /// Follows one channel's unread count going from `old` to `new`: the total moves by the
+    /// difference, and the channel counts as unread exactly while its count is above zero.
+    mutating func adjust(unreadFrom old: Int, to new: Int) {
+        totalUnread += new - old
+        if old == 0 && new > 0 { unreadChannels += 1 }
+        if old > 0 && new == 0 { unreadChannels -= 1 }
+    }
+
     public init(totalUnread: Int = 0, unreadChannels: Int = 0, unreadThreads: Int = 0) {
         self.totalUnread = totalUnread
         self.unreadChannels = unreadChannels

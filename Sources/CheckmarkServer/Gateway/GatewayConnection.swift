@@ -31,15 +31,14 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         session = GatewaySession(limits: gateway.limits, now: .now())
     }
 
-    var sharedCompressionWindowBits: Int? {
-        guard let websocket, websocket.canShareCompressedFrames else { return nil }
-        return websocket.sharedCompressionWindowBits
-    }
+    /// Settled by the opening handshake, so read once when the socket opens.
+    private(set) var sharedCompressionWindowBits: Int?
 
     // MARK: Inputs
 
     func connected(_ websocket: WebSocketSession) {
         self.websocket = websocket
+        sharedCompressionWindowBits = websocket.canShareCompressedFrames ? websocket.sharedCompressionWindowBits : nil
         gateway.metrics.connections.increment()
         gateway.opened(self)
         handle(.opened(authentication))
@@ -62,8 +61,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         handle(.writabilityChanged(isWritable: isWritable))
     }
 
-    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) {
-        handle(.eventFannedOut(frame, cid: cid, channelSeq: channelSeq))
+    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool {
+        // The per-recipient path: the session's decision without an action list.
+        switch session.eventFannedOut(frame, cid: cid, channelSeq: channelSeq) {
+        case .send: sendEvent(frame)
+        case .held, .dropped: false
+        }
     }
 
     /// Closes the connection (server shutdown: 1001; storage failure: 1011), without an error event.
@@ -91,8 +94,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             case .reply, .error, .replayedEvent, .resumeMarker: break
             }
         case .sendFrame(let frame):
-            guard let websocket, admitsOutbound(websocket), websocket.send(encodedFrame: frame) else { return }
-            gateway.metrics.framesOut.increment()
+            if sendEvent(frame) { gateway.metrics.framesOut.increment() }
         case .close(let code, let reason):
             websocket?.close(code: code, reason: reason)
         case .setReading(let read):
@@ -137,6 +139,13 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         case .ended(let connectionID, let userID, let code):
             ended(connectionID: connectionID, userID: userID, code: code)
         }
+    }
+
+    /// Queues an event's frame, within the outbound limit; whether it was queued. Counting it in
+    /// `framesOut` is the caller's (the fan-out counts once per batch).
+    private func sendEvent(_ frame: ByteBuffer) -> Bool {
+        guard let websocket, admitsOutbound(websocket) else { return false }
+        return websocket.send(encodedFrame: frame)
     }
 
     /// Asks the session whether one more frame may be queued (the outbound limit); performs the close

@@ -177,7 +177,11 @@ struct GatewaySession {
         case .commandAnswered(let requestID, let result): commandAnswered(requestID, result)
         case .watchAnswered(let cid, let lastSeq, let requestID, let result, let now):
             watchAnswered(cid, lastSeq: lastSeq, requestID: requestID, result, now: now)
-        case .eventFannedOut(let frame, let cid, let channelSeq): fannedOut(frame, cid: cid, channelSeq: channelSeq)
+        case .eventFannedOut(let frame, let cid, let channelSeq):
+            switch eventFannedOut(frame, cid: cid, channelSeq: channelSeq) {
+            case .send: [.sendFrame(frame)]
+            case .held, .dropped: []
+            }
         case .writabilityChanged(let isWritable): writabilityChanged(isWritable)
         case .slowConsumerTimerFired(let buffered): slowConsumerTimerFired(buffered: buffered)
         case .closeRequested(let refusal, let reason): closeRequested(refusal, reason: reason)
@@ -387,16 +391,29 @@ struct GatewaySession {
 
     // MARK: Events out
 
-    private mutating func fannedOut(_ frame: ByteBuffer, cid: ChannelCID?, channelSeq: Int64?) -> [Action] {
+    /// What becomes of an event frame fanned out to this connection.
+    enum FanOutDisposition: Equatable {
+        /// Write it now (after the outbound limit's check, ``outboundQueued(buffered:now:)``).
+        case send
+        /// Kept back: the first `health.check` is not out yet, or its channel is being resumed; it goes
+        /// out, in order, when that is done.
+        case held
+        /// Not for this connection any more: not registered yet, closing or closed.
+        case dropped
+    }
+
+    /// An event frame fanned out to this connection (``Input/eventFannedOut(_:cid:channelSeq:)``
+    /// without the action list, so that the fan-out's per-recipient path allocates nothing).
+    mutating func eventFannedOut(_ frame: ByteBuffer, cid: ChannelCID?, channelSeq: Int64?) -> FanOutDisposition {
         switch state {
         case .registering:
             // Registered but the first health.check is not out yet: it must come first.
             _ = buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: true)
-            return []
+            return .held
         case .ready:
-            return buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: false) ? [] : [.sendFrame(frame)]
+            return buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: false) ? .held : .send
         case .authenticating, .closing, .closed:
-            return []
+            return .dropped
         }
     }
 

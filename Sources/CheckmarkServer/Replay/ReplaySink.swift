@@ -19,11 +19,12 @@ final class ReplaySink: EventSink, @unchecked Sendable {
     /// The events received so far.
     var events: [[UInt8]] { received.withLockedValue { $0 } }
 
-    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) {
+    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool {
         // Read as the client would: the project's own frame parser, client role (server frames are unmasked).
         var parser = FrameParser(role: .client)
         parser.append(frame)
-        guard let parsed = try? parser.nextFrame() else { return }
+        guard let parsed = try? parser.nextFrame() else { return false }
         received.withLockedValue { $0.append(Array(parsed.payload.readableBytesView)) }
+        return true
     }
 }

@@ -11,12 +11,26 @@ struct EventFanOut: Sendable {
     let compression: PerMessageDeflateConfiguration
 
     func send(_ event: ReceiptsEvent, _ shared: SharedEvent, sinks: [String: any EventSink]) {
-        var byLoop: [ObjectIdentifier: (any EventLoop, [(any EventSink, UnreadCounts?)])] = [:]
+        // A node has a handful of event loops: a linear search of them beats hashing per recipient.
+        var loops: [any EventLoop] = []
+        var targets: [[(any EventSink, UnreadCounts?)]] = []
+        var lastIndex = -1
+        var lastLoop: ObjectIdentifier?
         for recipient in event.recipients {
             guard let sink = sinks[recipient.connectionID] else { continue }
-            let key = ObjectIdentifier(sink.eventLoop)
-            if byLoop[key] == nil { byLoop[key] = (sink.eventLoop, []) }
-            byLoop[key]!.1.append((sink, recipient.counts))
+            let loop = ObjectIdentifier(sink.eventLoop)
+            if loop != lastLoop {
+                lastLoop = loop
+                if let found = loops.firstIndex(where: { ObjectIdentifier($0) == loop }) {
+                    lastIndex = found
+                } else {
+                    lastIndex = loops.count
+                    loops.append(sink.eventLoop)
+                    targets.append([])
+                    targets[lastIndex].reserveCapacity(event.recipients.count)
+                }
+            }
+            targets[lastIndex].append((sink, recipient.counts))
         }
         metrics.fannedOut(type: shared.type, recipients: event.recipients.count)
         switch event.payload {
@@ -24,11 +38,13 @@ struct EventFanOut: Sendable {
         case .messageDelivered(let user, _, _) where !user.privacy.deliveryReceipts: metrics.suppressedByPrivacy.increment()
         default: break
         }
-        for (_, (loop, targets)) in byLoop {
-            let transfer = UnsafeTransfer(targets)
+        for (loop, share) in zip(loops, targets) {
+            let transfer = UnsafeTransfer(share)
             let compression = self.compression
+            let framesOut = metrics.framesOut
             loop.execute {
-                FanOutFrames.deliver(shared, to: transfer.wrappedValue, compression: compression)
+                let queued = FanOutFrames.deliver(shared, to: transfer.wrappedValue, compression: compression)
+                if queued > 0 { framesOut.increment(by: Int64(queued)) }
             }
         }
     }

@@ -9,8 +9,9 @@ package protocol EventSink: AnyObject {
     /// The window size of shared compressed frames this connection takes, or nil for plain frames.
     var sharedCompressionWindowBits: Int? { get }
     /// One committed event's complete WebSocket frame for this connection, with the event's type and,
-    /// for channel events, its channel and `channel_seq`.
-    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?)
+    /// for channel events, its channel and `channel_seq`. True when a frame was queued to the
+    /// connection now (false: held back for later, or dropped); the fan-out counts them per batch.
+    func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool
 }
 
 /// An event encoded once for all its recipients, with its journal sequences.

@@ -29,19 +29,27 @@ enum FanOutFrames {
         return encoder
     }
 
-    /// Sends `event` to every target; called on the targets' event loop.
-    static func deliver(_ event: SharedEvent, to targets: [(any EventSink, UnreadCounts?)], compression: PerMessageDeflateConfiguration) {
+    /// Sends `event` to every target; called on the targets' event loop. Returns how many frames were
+    /// queued to connections (the caller counts them once, not per frame).
+    static func deliver(_ event: SharedEvent, to targets: [(any EventSink, UnreadCounts?)], compression: PerMessageDeflateConfiguration) -> Int {
         let encoder = encoder(for: compression)
         var windows: Set<Int> = []
         for (sink, _) in targets {
             if let bits = sink.sharedCompressionWindowBits { windows.insert(bits) }
         }
+        // Recipients in a row often share their counts (and events without counts always do): the
+        // last frames are reused without hashing, the rest are found in `cache`.
         var cache: [UnreadCounts?: SharedFrameEncoder.Frames] = [:]
+        var last: (key: UnreadCounts?, frames: SharedFrameEncoder.Frames)?
+        var queued = 0
         for (sink, counts) in targets {
             let key = event.encoded.carriesCounts ? counts : nil
             let frames: SharedFrameEncoder.Frames
-            if let cached = cache[key] {
+            if let last, last.key == key {
+                frames = last.frames
+            } else if let cached = cache[key] {
                 frames = cached
+                last = (key, cached)
             } else {
                 var payload = ByteBuffer()
                 payload.reserveCapacity(event.encoded.prefix.count + EncodedEvent.maxSuffixSize)
@@ -51,9 +59,11 @@ enum FanOutFrames {
                 payload.writeBytes(suffix)
                 frames = encoder.encode(payload, windowBits: windows.isEmpty ? [] : windows)
                 cache[key] = frames
+                last = (key, frames)
             }
             let frame = sink.sharedCompressionWindowBits.flatMap { frames.compressed[$0] } ?? frames.plain
-            sink.deliver(frame: frame, type: event.type, cid: event.cid, channelSeq: event.channelSeq)
+            if sink.deliver(frame: frame, type: event.type, cid: event.cid, channelSeq: event.channelSeq) { queued += 1 }
         }
+        return queued
     }
 }
