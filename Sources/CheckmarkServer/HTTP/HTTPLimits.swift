@@ -25,6 +25,11 @@ package struct HTTPLimits: Sendable, Hashable {
     /// Body bytes read and dropped after a 413 before the connection is closed anyway.
     package static let maxLingerBytes = 64 << 20
     package static let writeBufferHighWaterMark = 64 * 1024
+    /// The first read of a connection asks for this many bytes; later reads grow (up to 64 KiB) while
+    /// reads fill the buffer, and shrink when they do not. NIO keeps each connection's last receive
+    /// buffer for its next read, so this is also what an idle connection holds (NIO's default, 2 KiB,
+    /// was a third of an idle connection's memory).
+    package static let initialReceiveBufferBytes = 256
 
     /// Pipelined request parts held while an earlier request is answered, in bytes; past it the
     /// connection is closed (a client may pipeline, not flood).
