@@ -30,36 +30,38 @@ struct SQLiteTableBinder<Row> {
     /// Writes `rows` with `verb`, in order, up to ``rowsPerStatement`` rows per statement (statements
     /// prepared once per connection and row count, then reused). A later row with the key of an
     /// earlier one replaces it (upsert) or fails (insert), as row-by-row statements would.
-    func write(_ rows: some Sequence<Row>, _ verb: Verb, in db: Database) throws {
-        var chunk: [Row] = []
-        chunk.reserveCapacity(Self.rowsPerStatement)
-        var fullSQL: String?
-        for row in rows {
-            chunk.append(row)
-            guard chunk.count == Self.rowsPerStatement else { continue }
-            if fullSQL == nil { fullSQL = sql(verb, rows: chunk.count) }
-            try write(chunk, SQLiteBoundStatement(db, sql: fullSQL!))
-            chunk.removeAll(keepingCapacity: true)
-        }
-        if !chunk.isEmpty { try write(chunk, SQLiteBoundStatement(db, sql: sql(verb, rows: chunk.count))) }
-    }
-
-    private func write(_ chunk: [Row], _ statement: SQLiteBoundStatement) throws {
-        var index: Int32 = 1
-        for row in chunk {
-            for column in table.columns {
-                try statement.bind(column.value(row), at: index)
-                index += 1
+    func write(_ rows: some Collection<Row>, _ verb: Verb, in db: Database) throws {
+        let values = table.columns.map(\.value)
+        var remaining = rows.count
+        var iterator = rows.makeIterator()
+        var full: SQLiteBoundStatement?
+        while remaining > 0 {
+            let count = min(Self.rowsPerStatement, remaining)
+            let statement: SQLiteBoundStatement
+            if count == Self.rowsPerStatement {
+                if full == nil { full = try SQLiteBoundStatement(db, sql: sql(verb, rows: count)) }
+                statement = full!
+            } else {
+                statement = try SQLiteBoundStatement(db, sql: sql(verb, rows: count))
             }
+            var index: Int32 = 1
+            for _ in 0..<count {
+                guard let row = iterator.next() else { preconditionFailure("a collection with fewer rows than its count") }
+                for value in values {
+                    try statement.bind(value(row), at: index)
+                    index += 1
+                }
+            }
+            try statement.execute()
+            remaining -= count
         }
-        try statement.execute()
     }
 
     /// Sets `columns` (key columns included, to find the row) of existing rows, by primary key.
     func update(_ rows: some Sequence<Row>, columns: [TableColumn<Row>], in db: Database) throws {
         let keys = columns.filter { table.primaryKey.contains($0.name) }
         let values = columns.filter { !table.primaryKey.contains($0.name) }
-        let bound = values + keys
+        let bound = (values + keys).map(\.value)
         var statement: SQLiteBoundStatement?
         for row in rows {
             if statement == nil {
@@ -68,7 +70,7 @@ struct SQLiteTableBinder<Row> {
                     WHERE \(keys.map { "\($0.name) = ?" }.joined(separator: " AND "))
                     """)
             }
-            for (offset, column) in bound.enumerated() { try statement!.bind(column.value(row), at: Int32(offset + 1)) }
+            for (offset, value) in bound.enumerated() { try statement!.bind(value(row), at: Int32(offset + 1)) }
             try statement!.execute()
         }
     }
