@@ -18,7 +18,7 @@ struct SQLiteTableBinder<Row> {
     }
 
     /// Rows per statement in ``write(_:_:in:)``: one multi-row `VALUES` list steps once for them all.
-    /// (11 columns × 32 rows stays far below SQLite's parameter limit.)
+    /// (The widest table, `members`, makes 13 × 32 = 416 parameters: far below SQLite's limit.)
     static var rowsPerStatement: Int { 32 }
 
     /// The statement that writes `rows` whole rows with `verb`.
