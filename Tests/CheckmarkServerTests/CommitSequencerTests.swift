@@ -49,7 +49,7 @@ struct CommitSequencerReleaseTests {
         #expect(sequencer.applied(entry: "e2", events: ["x2", "y2"], token: "b").isEmpty)
         #expect(sequencer.applied(entry: nil, events: [], token: "c").isEmpty)
         #expect(sequencer.applied(entry: "e3", events: ["x3"], token: "d").isEmpty)
-        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "fanOut(x1)", "write(e2,e3)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["write(e2,e3)", "reply(a)", "fanOut(x1)"])
         #expect(transcript(sequencer.batchCommitted()) == ["reply(b)", "fanOut(x2,y2)", "reply(c)", "reply(d)", "fanOut(x3)"])
     }
 
@@ -73,7 +73,7 @@ struct CommitSequencerQueryTests {
         _ = sequencer.applied(entry: "e1", events: [], token: "a")
         _ = sequencer.applied(entry: "e2", events: [], token: "b")
         _ = sequencer.applied(entry: nil, events: [], token: "q")
-        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "write(e2)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["write(e2)", "reply(a)"])
         #expect(transcript(sequencer.batchCommitted()) == ["reply(b)", "reply(q)"])
     }
 
@@ -93,8 +93,27 @@ struct CommitSequencerGroupCommitTests {
         for (entry, token) in [("e2", "b"), ("e3", "c"), ("e4", "d")] {
             #expect(sequencer.applied(entry: entry, events: [], token: token).isEmpty)
         }
-        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "write(e2,e3,e4)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["write(e2,e3,e4)", "reply(a)"])
         #expect(transcript(sequencer.batchCommitted()) == ["reply(b)", "reply(c)", "reply(d)"])
+    }
+
+    @Test func theNextBatchIsHandedToTheWriterBeforeTheDurableOneIsAnswered() {
+        var sequencer = Sequencer(mode: .local)
+        _ = sequencer.applied(entry: "e1", events: ["x1"], token: "a")
+        _ = sequencer.applied(entry: nil, events: [], token: "q")
+        _ = sequencer.applied(entry: "e2", events: ["x2"], token: "b")
+        _ = sequencer.applied(entry: nil, events: [], token: "r")
+        // Everything e1's batch released was applied before e2: the write cannot hold anything answered.
+        #expect(transcript(sequencer.batchCommitted()) == ["write(e2)", "reply(a)", "fanOut(x1)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["reply(q)", "reply(b)", "fanOut(x2)", "reply(r)"])
+    }
+
+    @Test func withNoNextWriteQueriesAndTheDrainFollowTheDurableItems() {
+        var sequencer = Sequencer(mode: .local)
+        _ = sequencer.applied(entry: "e1", events: [], token: "a")
+        _ = sequencer.applied(entry: nil, events: [], token: "q")
+        #expect(sequencer.drainRequested().isEmpty)
+        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "reply(q)", "drained"])
     }
 
     @Test func onlyOneBatchIsInFlightAtATime() {
@@ -102,7 +121,7 @@ struct CommitSequencerGroupCommitTests {
         _ = sequencer.applied(entry: "e1", events: [], token: "a")
         #expect(sequencer.committing)
         #expect(sequencer.applied(entry: "e2", events: [], token: "b").isEmpty)
-        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "write(e2)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["write(e2)", "reply(a)"])
         #expect(sequencer.committing)
         _ = sequencer.batchCommitted()
         #expect(!sequencer.committing)
@@ -170,7 +189,7 @@ struct CommitSequencerDrainTests {
         #expect(isShuttingDown(sequencer.admission(isDisconnect: false)))
         #expect(sequencer.admission(isDisconnect: true) == nil)
         #expect(sequencer.applied(entry: "bye", events: ["gone"], token: "d").isEmpty)
-        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "write(bye)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["write(bye)", "reply(a)"])
         #expect(transcript(sequencer.batchCommitted()) == ["reply(d)", "fanOut(gone)", "drained"])
     }
 

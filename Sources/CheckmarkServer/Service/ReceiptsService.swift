@@ -287,6 +287,7 @@ package final class ReceiptsService: Sendable {
     private func share(_ outcome: ReceiptsOutcome, of command: ReceiptsCommand) -> [(ReceiptsEvent, SharedEvent)] {
         let state = state.value
         var shared: [(ReceiptsEvent, SharedEvent)] = []
+        shared.reserveCapacity(outcome.events.count)
         for var event in outcome.events {
             if cluster != nil, case .messageNew(let message, let sender, _) = event.payload {
                 event.payload = .messageNew(message: message, sender: sender, watcherCount: clusterWatcherCount(message.cid))
@@ -308,6 +309,7 @@ package final class ReceiptsService: Sendable {
         let state = state.value
         state.lastSeq += 1
         var events: [JournalEvent] = []
+        events.reserveCapacity(shared.count)
         for (event, encoded) in shared {
             state.lastEventSeq += 1
             events.append(JournalEvent(

@@ -127,28 +127,28 @@ package final class SQLiteStore: ReceiptsStore {
     /// channel's members and thread reads deleted and written again), counters and sequences.
     private static func write(_ batch: CommitBatch, to db: Database) throws {
         let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
-        try journal.write(batch.entries, journal.insertSQL, in: db)
-        try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, events.insertSQL, in: db)
+        try journal.write(batch.entries, .insert, in: db)
+        try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, .insert, in: db)
         let users = SQLiteTableBinder(StateTables.users), types = SQLiteTableBinder(StateTables.channelTypes)
-        try users.write(batch.users, users.upsertSQL, in: db)
-        try types.write(batch.channelTypes, types.upsertSQL, in: db)
+        try users.write(batch.users, .upsert, in: db)
+        try types.write(batch.channelTypes, .upsert, in: db)
         let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.members)
         let threadReads = SQLiteTableBinder(StateTables.threadReads)
         for channel in batch.channels {
-            try channels.write([channel], channels.upsertSQL, in: db)
+            try channels.write([channel], .upsert, in: db)
             try db.execute(sql: "DELETE FROM members WHERE cid = ?", arguments: [channel.cid.description])
             let rows = channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
-            try members.write(rows, members.upsertSQL, in: db)
+            try members.write(rows, .upsert, in: db)
             try db.execute(sql: "DELETE FROM thread_reads WHERE cid = ?", arguments: [channel.cid.description])
-            try threadReads.write(ThreadReadRow.all(of: channel), threadReads.upsertSQL, in: db)
+            try threadReads.write(ThreadReadRow.all(of: channel), .upsert, in: db)
         }
-        try threadReads.write(batch.threadReads, threadReads.upsertSQL, in: db)
+        try threadReads.write(batch.threadReads, .upsert, in: db)
         try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.memberReadStateUpdate, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
-        try messages.write(batch.messages, messages.insertSQL, in: db)
+        try messages.write(batch.messages, .insert, in: db)
         let counters = SQLiteTableBinder(StateTables.counters), sequences = SQLiteTableBinder(StateTables.channelSequences)
-        try counters.write(batch.counterRows, counters.upsertSQL, in: db)
-        try sequences.write(batch.channelSequenceRows, sequences.upsertSQL, in: db)
+        try counters.write(batch.counterRows, .upsert, in: db)
+        try sequences.write(batch.channelSequenceRows, .upsert, in: db)
     }
 
     // MARK: Journal

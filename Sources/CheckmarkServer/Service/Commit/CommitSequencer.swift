@@ -12,6 +12,8 @@ import CheckmarkWire
 /// - A query (an item without an entry) is released with the batch of the commands applied before it,
 ///   never earlier.
 /// - Commands applied while a batch is being written join the next batch (group commit).
+/// - On one node, when a batch is durable the next one is handed to the writer (``Action/write(_:)``)
+///   before the durable batch's items are released, so the disk works while the engine answers.
 /// - When a write fails, every item not yet released fails with that error (``Reply/failed(_:)``),
 ///   the service stops accepting (``admission(isDisconnect:)`` refuses with
 ///   ``ServiceError/storage(_:)``), and the failure is reported once (``Action/fatal(_:)``).
@@ -59,8 +61,9 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         case fatal(StorageError)
     }
 
+    /// An applied item waiting for release. (Its entry, if any, waits in ``pendingEntries``: the
+    /// write takes the entries, the release the rest.)
     private struct Item {
-        var entry: Entry?
         var events: [Event]
         var token: Token
     }
@@ -72,6 +75,8 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     private(set) var accepting = true
     /// Applied items not yet handed to a write.
     private var pending: [Item] = []
+    /// The entries of `pending`'s items, in the same order.
+    private var pendingEntries: [Entry] = []
     /// The items of the batch being written.
     private var inFlight: [Item] = []
     /// A batch (or cycle) is being written.
@@ -102,7 +107,8 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     /// An admitted command was applied (`entry` nil: nothing to store, or a query's answer): it is
     /// released with the batch that makes everything applied before it durable.
     mutating func applied(entry: Entry?, events: [Event], token: Token) -> [Action] {
-        pending.append(Item(entry: entry, events: events, token: token))
+        pending.append(Item(events: events, token: token))
+        if let entry { pendingEntries.append(entry) }
         guard mode == .local, !committing else { return [] }
         return startBatch()
     }
@@ -133,15 +139,25 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     mutating func cycleApplied() -> [Entry] {
         inFlight = pending
         pending = []
-        return inFlight.compactMap(\.entry)
+        defer { pendingEntries = [] }
+        return pendingEntries
     }
 
-    /// The batch (or cycle) being written is durable: its items are released in order.
+    /// The batch (or cycle) being written is durable: its items are released in order. On one node
+    /// the next batch's write, if there is one, comes first: nothing it holds was released yet, and
+    /// the writer need not wait for the answers to this batch.
     mutating func batchCommitted() -> [Action] {
         committing = false
-        var actions = release(inFlight)
+        let durable = inFlight
         inFlight = []
-        actions += mode == .local ? startBatch() : startCycle()
+        guard mode == .local else { return release(durable) + startCycle() }
+        let next = startBatch()
+        guard committing else {
+            // No write: the next items (queries) or the drain follow this batch's items.
+            return release(durable) + next
+        }
+        var actions = next
+        release(durable, into: &actions)
         return actions
     }
 
@@ -155,6 +171,7 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         for item in inFlight + pending { actions.append(.reply(item.token, .failed(error))) }
         inFlight = []
         pending = []
+        pendingEntries = []
         drainWaiting = false
         actions.append(.drained)
         actions.append(.fatal(error))
@@ -181,10 +198,12 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     private mutating func startBatch() -> [Action] {
         guard !pending.isEmpty else { return drainedIfWaiting() }
         let items = pending
+        let entries = pendingEntries
         pending = []
-        let entries = items.compactMap(\.entry)
-        // Nothing to store: everything before these items is durable already.
-        if entries.isEmpty { return release(items) }
+        pendingEntries = []
+        // Nothing to store: everything before these items is durable already (and, once they are
+        // released, everything applied is: a drain waiting for that completes).
+        if entries.isEmpty { return release(items) + drainedIfWaiting() }
         inFlight = items
         committing = true
         return [.write(entries)]
@@ -203,12 +222,16 @@ struct CommitSequencer<Entry, Event, Token, Work> {
 
     private func release(_ items: [Item]) -> [Action] {
         var actions: [Action] = []
-        actions.reserveCapacity(items.count * 2)
+        release(items, into: &actions)
+        return actions
+    }
+
+    private func release(_ items: [Item], into actions: inout [Action]) {
+        actions.reserveCapacity(actions.count + items.count * 2)
         for item in items {
             actions.append(.reply(item.token, .durable))
             if !item.events.isEmpty { actions.append(.fanOut(item.events)) }
         }
-        return actions
     }
 
     private mutating func drainedIfWaiting() -> [Action] {
