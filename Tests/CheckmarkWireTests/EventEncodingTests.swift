@@ -88,10 +88,52 @@ struct TimestampTests {
         #expect(Timestamp(rfc3339: text) == Timestamp(rawValue: micros))
     }
 
+    @Test(arguments: [
+        (Int64(253_402_300_799_999_999), "9999-12-31T23:59:59.999999Z"),
+        (Int64(-62_167_219_200_000_000), "0000-01-01T00:00:00.000000Z"),
+        (Int64(-30_610_224_000_000_000), "1000-01-01T00:00:00.000000Z"),
+        (Int64(-30_610_224_000_000_001), "0999-12-31T23:59:59.999999Z"),
+        (Int64(253_402_300_800_000_000), "10000-01-01T00:00:00.000000Z"),
+    ])
+    func formatsEveryYearAsBeforeAndAppendsTheSameBytes(micros: Int64, text: String) {
+        let time = Timestamp(rawValue: micros)
+        #expect(time.rfc3339 == text)
+        var bytes: [UInt8] = Array("x".utf8)
+        time.appendRFC3339(to: &bytes)
+        #expect(bytes == Array(("x" + text).utf8))
+    }
+
+    @Test func aTimestampFieldIsWrittenAsAQuotedRFC3339String() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("a", 1)
+        writer.field("at", Timestamp(rawValue: 0))
+        writer.field("b", true)
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":1,"at":"1970-01-01T00:00:00.000000Z","b":true}"#)
+    }
+
     @Test func parsesOffsetsAndNanoseconds() {
         #expect(Timestamp(rfc3339: "2024-02-09T12:23:46.361362996Z")?.rfc3339 == "2024-02-09T12:23:46.361362Z")
         #expect(Timestamp(rfc3339: "2024-02-09T14:23:46+02:00")?.rfc3339 == "2024-02-09T12:23:46.000000Z")
         #expect(Timestamp(rfc3339: "yesterday") == nil)
         #expect(Timestamp(rfc3339: "2024-13-09T12:23:46Z") == nil)
+    }
+}
+
+@Suite("JSON writer: strings")
+struct JSONWriterStringTests {
+    @Test(arguments: [
+        ("plain", #""plain""#),
+        ("", #""""#),
+        ("\"quoted\"", #""\"quoted\"""#),
+        ("a\\b\nc\rd\te", #""a\\b\nc\rd\te""#),
+        ("\u{01}start and end\u{1f}", #""\u0001start and end\u001f""#),
+        ("héllo ✓✓ 👋", #""héllo ✓✓ 👋""#),
+    ])
+    func escapesOnlyWhatJSONRequires(text: String, json: String) {
+        var writer = JSONWriter()
+        writer.string(text)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == json)
     }
 }

@@ -96,7 +96,14 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
     public mutating func field(_ name: String, _ value: Int) { key(name); int(value) }
     public mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
-    public mutating func field(_ name: String, _ value: Timestamp) { key(name); string(value.rfc3339) }
+    public mutating func field(_ name: String, _ value: Timestamp) {
+        key(name)
+        separator()
+        // RFC 3339 text has nothing to escape.
+        bytes.append(UInt8(ascii: "\""))
+        value.appendRFC3339(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
     public mutating func fieldIfPresent(_ name: String, _ value: String?) {
         if let value { field(name, value) }
     }
@@ -114,18 +121,37 @@ public struct JSONWriter: Sendable {
 
     private mutating func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
-            case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 15)]])
-            default: bytes.append(byte)
+        // Runs that need no escaping (nearly all of most strings) are copied whole.
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            var runStart = 0
+            for index in utf8.indices where Self.needsEscape(utf8[index]) {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                appendEscaped(utf8[index])
+                runStart = index + 1
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        }
+        if copied == nil {
+            for byte in text.utf8 {
+                if Self.needsEscape(byte) { appendEscaped(byte) } else { bytes.append(byte) }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+        case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
+        default:
+            bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 15)]])
+        }
     }
 }

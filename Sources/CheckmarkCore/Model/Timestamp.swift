@@ -13,34 +13,95 @@ public struct Timestamp: RawRepresentable, Sendable, Hashable, Comparable, Custo
 
     /// RFC 3339 in UTC with six fractional digits, e.g. `2026-11-22T02:38:17.123456Z`.
     public var rfc3339: String {
-        var micros = rawValue % 1_000_000
-        var seconds = rawValue / 1_000_000
-        if micros < 0 {
-            micros += 1_000_000
-            seconds -= 1
+        let civil = CivilTime(self)
+        guard civil.hasFourDigitYear else { return civil.generalText }
+        return String(unsafeUninitializedCapacity: CivilTime.textLength) { buffer in
+            civil.write(into: buffer)
+            return CivilTime.textLength
         }
-        var days = seconds / 86_400
-        var secondOfDay = seconds % 86_400
-        if secondOfDay < 0 {
-            secondOfDay += 86_400
-            days -= 1
+    }
+
+    /// Appends ``rfc3339``'s bytes to `bytes`: what the JSON writers call, with no string between.
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        let civil = CivilTime(self)
+        guard civil.hasFourDigitYear else { return bytes.append(contentsOf: civil.generalText.utf8) }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: CivilTime.textLength))
+        bytes.withUnsafeMutableBufferPointer { all in
+            civil.write(into: UnsafeMutableBufferPointer(rebasing: all[start...]))
         }
-        // Civil-from-days (proleptic Gregorian), after Howard Hinnant's well-known algorithm.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+
+    /// The calendar fields of a timestamp in UTC.
+    private struct CivilTime {
+        /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`
+        static let textLength = 27
+        var year: Int64, month: Int64, day: Int64, secondOfDay: Int64, micros: Int64
+
+        init(_ time: Timestamp) {
+            var micros = time.rawValue % 1_000_000
+            var seconds = time.rawValue / 1_000_000
+            if micros < 0 {
+                micros += 1_000_000
+                seconds -= 1
+            }
+            var days = seconds / 86_400
+            var secondOfDay = seconds % 86_400
+            if secondOfDay < 0 {
+                secondOfDay += 86_400
+                days -= 1
+            }
+            // Civil-from-days (proleptic Gregorian), after Howard Hinnant's well-known algorithm.
+            let z = days + 719_468
+            let era = (z >= 0 ? z : z - 146_096) / 146_097
+            let dayOfEra = z - era * 146_097
+            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+            let mp = (5 * dayOfYear + 2) / 153
+            day = dayOfYear - (153 * mp + 2) / 5 + 1
+            month = mp < 10 ? mp + 3 : mp - 9
+            year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+            self.secondOfDay = secondOfDay
+            self.micros = micros
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(micros, 6))Z"
+
+        /// Whether the fixed-width form applies (years 0 to 9999, every real timestamp).
+        var hasFourDigitYear: Bool { (0...9999).contains(year) }
+
+        /// Writes the fixed-width text into exactly ``textLength`` bytes.
+        func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+            func digits(_ value: Int64, _ count: Int, at offset: Int) {
+                var rest = value
+                for index in stride(from: offset + count - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            digits(year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            digits(month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            digits(day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            digits(secondOfDay / 3600, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            digits(secondOfDay / 60 % 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            digits(secondOfDay % 60, 2, at: 17)
+            buffer[19] = UInt8(ascii: ".")
+            digits(micros, 6, at: 20)
+            buffer[26] = UInt8(ascii: "Z")
+        }
+
+        /// The text for any year, as it has always been written (years outside 0-9999 unpadded).
+        var generalText: String {
+            func pad(_ value: Int64, _ width: Int) -> String {
+                let text = String(value)
+                return String(repeating: "0", count: max(0, width - text.count)) + text
+            }
+            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+                + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(micros, 6))Z"
+        }
     }
 
     /// Parses RFC 3339 (`Z` or a numeric offset, any number of fractional digits, kept to microseconds).
