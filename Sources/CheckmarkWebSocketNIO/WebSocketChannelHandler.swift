@@ -33,8 +33,9 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var lastRead: NIODeadline = .now()
     /// When the last keepalive ping went out; the next one waits a whole interval after it.
     private var lastPing: NIODeadline = .distantPast
-    private var keepaliveTask: Scheduled<Void>?
-    private var idleTask: Scheduled<Void>?
+    /// One timer serves both the keepalive and the idle timeout (one scheduled task per connection,
+    /// not two: what an idle connection costs), set for whichever is due first.
+    private var timerTask: Scheduled<Void>?
     private var closeTask: Scheduled<Void>?
 
     public init(connection: WebSocketConnection, application: any WebSocketApplication, timeouts: WebSocketTimeouts, sessionID: Int) {
@@ -77,8 +78,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)
         self.session = session
         lastRead = context.eventLoop.now
-        scheduleKeepalive()
-        scheduleIdleCheck()
+        scheduleTimer()
         application.connected(session)
     }
 
@@ -223,39 +223,38 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     /// Pings only a connection that has been silent for a whole interval (a busy connection already
     /// proves it is alive, and pings in the middle of a stream of messages are noise to the peer), and
-    /// at most once per interval while it stays silent.
-    private func scheduleKeepalive() {
-        guard let interval = timeouts.keepaliveInterval, let context else { return }
+    /// at most once per interval while it stays silent. Closes with 1001 a connection that has sent
+    /// nothing for the idle timeout.
+    private func scheduleTimer() {
+        guard let context else { return }
+        let keepaliveDue = timeouts.keepaliveInterval.map { max(lastRead, lastPing) + $0 }
+        let idleDue = timeouts.idleTimeout.map { lastRead + $0 }
+        let deadline: NIODeadline
+        switch (keepaliveDue, idleDue) {
+        case (let keepalive?, let idle?): deadline = min(keepalive, idle)
+        case (let only?, nil), (nil, let only?): deadline = only
+        case (nil, nil): return
+        }
         let eventLoop = context.eventLoop
-        keepaliveTask = eventLoop.assumeIsolated().scheduleTask(deadline: max(lastRead, lastPing) + interval) { [self] in
+        timerTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            timerTask = nil
             let now = eventLoop.now
-            if max(lastRead, lastPing) + interval <= now {
+            if let idle = timeouts.idleTimeout, lastRead + idle <= now {
+                close(code: .goingAway, reason: "idle timeout")
+                return
+            }
+            if let interval = timeouts.keepaliveInterval, max(lastRead, lastPing) + interval <= now {
                 lastPing = now
                 if connection.sendPing() { writeOutbound() }
             }
-            scheduleKeepalive()
-        }
-    }
-
-    private func scheduleIdleCheck() {
-        guard let idle = timeouts.idleTimeout, let context else { return }
-        let deadline = lastRead + idle
-        let eventLoop = context.eventLoop
-        idleTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            if lastRead + idle <= eventLoop.now {
-                close(code: .goingAway, reason: "idle timeout")
-            } else {
-                scheduleIdleCheck()
-            }
+            scheduleTimer()
         }
     }
 
     private func cancelTimers() {
-        keepaliveTask?.cancel()
-        idleTask?.cancel()
+        timerTask?.cancel()
         closeTask?.cancel()
-        keepaliveTask = nil
-        idleTask = nil
+        timerTask = nil
         closeTask = nil
     }
 

@@ -71,4 +71,39 @@ struct ChannelHandlerTests {
         #expect(try pings() == 0)
         _ = try? channel.finish()
     }
+
+    /// The keepalive and the idle timeout share one timer per connection: pings keep coming while the
+    /// peer is silent, a frame from the peer restarts both clocks, and the idle timeout closes with 1001.
+    @Test func oneTimerPingsASilentConnectionAndClosesItAtTheIdleTimeout() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
+            connection: WebSocketConnection(role: .server), application: EchoApplication(),
+            timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(100)), sessionID: 1))
+        func frames() throws -> (pings: Int, closes: [[UInt8]]) {
+            var pings = 0
+            var closes: [[UInt8]] = []
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+                switch buffer.readableBytesView.first {
+                case 0x89: pings += 1
+                case 0x88: closes.append(Array(buffer.readableBytesView))
+                default: break
+                }
+            }
+            return (pings, closes)
+        }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        #expect(try frames().pings == 2)
+        // The peer speaks at 60 s: the next ping is due at 90 s, the idle timeout at 160 s.
+        try channel.writeInbound(ByteBuffer(bytes: [0x8A, 0x80, 1, 2, 3, 4]))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(try frames().pings == 0)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(70))
+        let beforeIdle = try frames()
+        #expect(beforeIdle.pings == 3 && beforeIdle.closes.isEmpty, "pings at 90, 120 and 150 s")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        let atIdle = try frames()
+        #expect(atIdle.pings == 0)
+        #expect(atIdle.closes == [[0x88, 0x0E, 0x03, 0xE9] + Array("idle timeout".utf8)])
+        _ = try? channel.finish()
+    }
 }
