@@ -32,7 +32,7 @@ package struct HTTPLimits: Sendable, Hashable {
     package static let initialReceiveBufferBytes = 256
     /// Reads of one connection per readiness event. At 1 NIO keeps one receive buffer per connection;
     /// at more it keeps a pool of up to that many once a read's buffer is still held when the next read
-    /// comes (as during the HTTP upgrade): a 16-slot pool and its buffers were about 1.1 KiB of every
+    /// comes (as during the HTTP upgrade): a 16-slot pool and its buffers were about 1 KiB of every
     /// idle connection. Inbound traffic is commands and confirmations; a larger message still arrives
     /// in reads of up to 64 KiB, one per readiness event (the poller is level-triggered, so nothing
     /// waits).
