@@ -106,4 +106,36 @@ struct ChannelHandlerTests {
         #expect(atIdle.closes == [[0x88, 0x0E, 0x03, 0xE9] + Array("idle timeout".utf8)])
         _ = try? channel.finish()
     }
+
+    /// An application that keeps its session, as the gateway's connections do.
+    final class SessionKeeper: WebSocketApplication {
+        var session: WebSocketSession?
+        func connected(_ session: WebSocketSession) { self.session = session }
+        func received(_ message: WebSocketMessage, on session: WebSocketSession) {}
+        func disconnected(_ session: WebSocketSession, code: WebSocketCloseCode?) {}
+    }
+
+    /// The session holds its handler strongly (no weak load per fanned-out frame), which makes a cycle
+    /// handler → application → session → handler: leaving the pipeline must break it, or every closed
+    /// connection would stay in memory with its timers and buffers.
+    @Test func aClosedConnectionLeavesNoHandlerSessionOrApplicationBehind() throws {
+        weak var handler: WebSocketChannelHandler?
+        weak var session: WebSocketSession?
+        weak var application: SessionKeeper?
+        try {
+            let channel = EmbeddedChannel()
+            let keeper = SessionKeeper()
+            let added = WebSocketChannelHandler(
+                connection: WebSocketConnection(role: .server), application: keeper,
+                timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(100)), sessionID: 1)
+            try channel.pipeline.syncOperations.addHandler(added)
+            try channel.writeInbound(ByteBuffer(bytes: Self.maskedText("hello")))
+            (handler, session, application) = (added, keeper.session, keeper)
+            #expect(session != nil)
+            _ = try? channel.finish()
+        }()
+        #expect(handler == nil)
+        #expect(session == nil)
+        #expect(application == nil)
+    }
 }
