@@ -22,11 +22,17 @@ extension ReceiptsEngine {
         let memberOrder = channels[cid]!.memberOrder
         do {
             // A read-only snapshot for the totals, released below; walked as it is stored (the totals
-            // do not depend on the order), which costs no look-up per member.
+            // do not depend on the order), which costs no look-up per member, and reading only the
+            // count, not copying each member.
             let members = channels[cid]!.members
-            for (memberID, member) in members where message.countsAsUnread(for: memberID) {
-                let unread = member.read.unreadMessages
-                adjustTotals(of: memberID, from: unread - 1, to: unread)
+            var index = members.startIndex
+            while index != members.endIndex {
+                let memberID = members.keys[index]
+                if message.countsAsUnread(for: memberID) {
+                    let unread = members.values[index].read.unreadMessages
+                    adjustTotals(of: memberID, from: unread - 1, to: unread)
+                }
+                members.formIndex(after: &index)
             }
         }
         if message.isChannelMessage {

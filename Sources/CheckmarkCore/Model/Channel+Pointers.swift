@@ -91,8 +91,12 @@ extension Channel {
         messageIndex[message.id] = messages.count
         if message.isChannelMessage { channelMessagePositions.append(messages.count) }
         messages.append(message)
-        for memberID in memberOrder where message.countsAsUnread(for: memberID) {
-            members[memberID]!.read.unreadMessages += 1
+        // Walked in place as stored (the order does not matter): no look-up per member, and no member
+        // moved out of the table and back, which for a value this size is a copy each way.
+        var index = members.startIndex
+        while index != members.endIndex {
+            if message.countsAsUnread(for: members.keys[index]) { members.values[index].read.unreadMessages += 1 }
+            members.formIndex(after: &index)
         }
     }
 }
