@@ -5,9 +5,14 @@ import NIOCore
 /// (write, close), runs its timers, and hands complete messages to a ``WebSocketApplication``.
 ///
 /// Writes are flushed once per read cycle, or once per event-loop tick for writes that do not come
-/// from a read. Closing: a server half-closes (FIN after its close frame) as soon as the handshake is
-/// over or the peer failed, and drops the socket at EOF or after the close timeout; a client waits for
-/// the server to close, up to the same timeout.
+/// from a read. Frames encoded once for many recipients wait in the connection until the flush (or
+/// until they reach ``WebSocketSession/maxHeldBytes``), and small frames waiting together go to the
+/// channel as one buffer: a connection that gets several events in one tick costs one channel write,
+/// not one per event.
+///
+/// Closing: a server half-closes (FIN after its close frame) as soon as the handshake is over or the
+/// peer failed, and drops the socket at EOF or after the close timeout; a client waits for the server
+/// to close, up to the same timeout.
 public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
     public typealias InboundIn = ByteBuffer
     public typealias OutboundOut = ByteBuffer
@@ -45,6 +50,11 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         self.sessionID = sessionID
     }
 
+    /// Frames waiting for one write are copied into one buffer when together they are at most this big
+    /// (shared frames never wait past ``WebSocketSession/maxHeldBytes``, the same size); past it they go
+    /// to the channel one by one, so that a large reply is never copied.
+    static let coalescedWriteLimit = 64 * 1024
+
     var isWritable: Bool { writable }
 
     func setReceiveBuffer(bytes: Int) {
@@ -57,9 +67,10 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         if reading { channel.read() }
     }
 
-    /// Bytes written to the socket's outbound buffer and not yet taken by the kernel.
+    /// Bytes waiting for the socket: frames held for the end of the tick, and the channel's outbound
+    /// buffer not yet taken by the kernel.
     var bufferedOutboundBytes: Int {
-        (try? context?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        connection.outboundByteCount + ((try? context?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0)
     }
 
     var canShareCompressedFrames: Bool { connection.canShareCompressedFrames }
@@ -97,6 +108,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
+        writeQueued()
         flushNow()
         context.fireChannelReadComplete()
     }
@@ -137,10 +149,14 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         return sent
     }
 
+    /// Queues a shared frame for the end of the tick; written to the channel at once when the frames
+    /// waiting reach ``WebSocketSession/maxHeldBytes``, so that the socket's writability still tells a
+    /// slow consumer.
     func sendEncoded(_ frame: ByteBuffer) -> Bool {
-        let sent = connection.sendEncodedFrame(frame)
-        writeOutbound()
-        return sent
+        guard connection.sendEncodedFrame(frame) else { return false }
+        if connection.outboundByteCount >= WebSocketSession.maxHeldBytes { writeQueued() }
+        scheduleFlush()
+        return true
     }
 
     func close(code: WebSocketCloseCode, reason: String) {
@@ -173,20 +189,37 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     /// Moves queued frames to the channel; flushes now or at the end of this tick.
     private func writeOutbound() {
+        guard connection.hasOutbound else { return }
+        writeQueued()
+        scheduleFlush()
+    }
+
+    /// Hands the frames waiting in the connection to the channel, in order: several small ones as one
+    /// buffer (one channel write), otherwise each as it is.
+    private func writeQueued() {
         guard let context, connection.hasOutbound else { return }
-        connection.drainOutbound { context.write(wrapOutboundOut($0), promise: nil) }
-        unflushed = true
-        // Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come
-        // from a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
-        if !flushScheduled, let flushBatch {
-            flushScheduled = true
-            flushBatch.add(self, on: context.eventLoop)
+        if connection.outboundFrameCount > 1, connection.outboundByteCount <= Self.coalescedWriteLimit {
+            var combined = context.channel.allocator.buffer(capacity: connection.outboundByteCount)
+            connection.drainOutbound { combined.writeImmutableBuffer($0) }
+            context.write(wrapOutboundOut(combined), promise: nil)
+        } else {
+            connection.drainOutbound { context.write(wrapOutboundOut($0), promise: nil) }
         }
+        unflushed = true
+    }
+
+    /// Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come from
+    /// a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
+    private func scheduleFlush() {
+        guard !flushScheduled, let context, let flushBatch else { return }
+        flushScheduled = true
+        flushBatch.add(self, on: context.eventLoop)
     }
 
     /// Called by the loop's ``LoopFlushBatch`` at the end of the tick.
     func flushPending() {
         flushScheduled = false
+        writeQueued()
         flushNow()
     }
 
@@ -210,6 +243,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
             }
         case .closed:
             transportClosing = true
+            writeQueued()
             flushNow()
             closeTask?.cancel()
             if connection.role == .server {

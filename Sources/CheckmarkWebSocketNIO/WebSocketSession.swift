@@ -26,14 +26,16 @@ public final class WebSocketSession {
     @discardableResult
     public func send(binary: ByteBuffer) -> Bool { handler?.send(.binary(binary)) ?? false }
 
-    /// Sends frame bytes encoded once for many recipients; false when closing or gone.
+    /// Sends frame bytes encoded once for many recipients; false when closing or gone. The frame goes
+    /// to the socket at the end of the tick, with the others sent to this connection in the tick.
     @discardableResult
     public func send(encodedFrame: ByteBuffer) -> Bool { handler?.sendEncoded(encodedFrame) ?? false }
 
     /// Starts the close handshake.
     public func close(code: WebSocketCloseCode, reason: String = "") { handler?.close(code: code, reason: reason) }
 
-    /// Bytes queued for this connection and not yet taken by the kernel: what a slow consumer costs.
+    /// Bytes queued for this connection and not yet taken by the kernel (frames waiting for the end of
+    /// the tick included): what a slow consumer costs.
     public var bufferedOutboundBytes: Int { handler?.bufferedOutboundBytes ?? 0 }
 
     /// Whether frames from a ``SharedFrameEncoder`` may be sent compressed to this connection.
@@ -50,6 +52,11 @@ public final class WebSocketSession {
     /// slow consumer with a small buffer backs up to the server quickly.
     public func setReceiveBuffer(bytes: Int) { handler?.setReceiveBuffer(bytes: bytes) }
 
-    /// False while the socket's outbound buffer is above its high-water mark.
+    /// False while the socket's outbound buffer is above the channel's high-water mark. While true,
+    /// ``bufferedOutboundBytes`` is below the mark plus ``maxHeldBytes``.
     public var isWritable: Bool { handler?.isWritable ?? false }
+
+    /// Frames from ``send(encodedFrame:)`` wait for the end of the tick while together they are below
+    /// this; reaching it hands them to the socket's buffer at once, whose writability then counts them.
+    public static let maxHeldBytes = 64 * 1024
 }

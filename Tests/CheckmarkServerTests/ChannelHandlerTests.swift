@@ -107,6 +107,72 @@ struct ChannelHandlerTests {
         _ = try? channel.finish()
     }
 
+    /// Counts writes and flushes on their way to the socket.
+    final class WriteCounter: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        var writes = 0
+        var flushes = 0
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            writes += 1
+            context.write(data, promise: promise)
+        }
+        func flush(context: ChannelHandlerContext) {
+            flushes += 1
+            context.flush()
+        }
+    }
+
+    static func serverText(_ text: String) -> ByteBuffer {
+        ByteBuffer(bytes: [0x81, UInt8(text.utf8.count)] + Array(text.utf8))
+    }
+
+    /// A connection that gets several events in one tick (a fan-out batch) costs one channel write and
+    /// one flush, not one per event, and the frames keep their order.
+    @Test func sharedFramesOfOneTickGoToTheChannelAsOneWrite() throws {
+        let channel = EmbeddedChannel()
+        let counter = WriteCounter()
+        let keeper = SessionKeeper()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
+            connection: WebSocketConnection(role: .server), application: keeper,
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: 1))
+        let session = try #require(keeper.session)
+        for text in ["one", "two", "three"] { #expect(session.send(encodedFrame: Self.serverText(text))) }
+        #expect(counter.writes == 0, "held until the end of the tick")
+        channel.embeddedEventLoop.run()
+        #expect(counter.writes == 1)
+        #expect(counter.flushes == 1)
+        let written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(Array(written.readableBytesView) == ["one", "two", "three"].flatMap { Array(Self.serverText($0).readableBytesView) })
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        _ = try? channel.finish()
+    }
+
+    /// Held frames never pile up past ``WebSocketSession/maxHeldBytes`` within a tick: reaching it hands
+    /// them to the channel at once, where the socket's writability (the slow-consumer rule) sees them.
+    @Test func sharedFramesReachingTheHeldLimitGoToTheChannelAtOnce() throws {
+        let channel = EmbeddedChannel()
+        let counter = WriteCounter()
+        let keeper = SessionKeeper()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
+            connection: WebSocketConnection(role: .server), application: keeper,
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: 1))
+        let session = try #require(keeper.session)
+        let payload = [UInt8](repeating: 0x61, count: 1_000)
+        let frame = ByteBuffer(bytes: [0x81, 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload)
+        let framesBelowLimit = (WebSocketSession.maxHeldBytes - 1) / frame.readableBytes
+        for _ in 0..<framesBelowLimit { session.send(encodedFrame: frame) }
+        #expect(counter.writes == 0)
+        session.send(encodedFrame: frame)
+        #expect(counter.writes > 0, "written to the channel before the end of the tick")
+        channel.embeddedEventLoop.run()
+        var bytes = 0
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes += buffer.readableBytes }
+        #expect(bytes == (framesBelowLimit + 1) * frame.readableBytes)
+        _ = try? channel.finish()
+    }
+
     /// An application that keeps its session, as the gateway's connections do.
     final class SessionKeeper: WebSocketApplication {
         var session: WebSocketSession?

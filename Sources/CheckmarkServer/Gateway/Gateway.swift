@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkWebSocket
+import CheckmarkWebSocketNIO
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -16,6 +17,10 @@ package final class Gateway: Sendable {
     /// Whether each closed connection gets an `info` line (setting `access_log`).
     let accessLog: Bool
     let counter: ConnectionCounter
+    /// Whether the outbound limit is at least what a writable connection can hold (the channel's
+    /// high-water mark plus the frames waiting for the end of a tick): then a writable connection is
+    /// within the limit without asking how much it holds.
+    let writableIsWithinOutboundLimit: Bool
     private let open = NIOLockedValueBox([ObjectIdentifier: UnsafeTransfer<GatewayConnection>]())
 
     init(service: ReceiptsService, authenticator: GatewayAuthenticator, limits: GatewayLimits, metrics: ServiceMetrics, logger: Logger,
@@ -28,6 +33,8 @@ package final class Gateway: Sendable {
         self.metrics = metrics
         self.logger = logger
         counter = ConnectionCounter(limits: limits)
+        writableIsWithinOutboundLimit = limits.maxOutboundBufferBytes
+            >= GatewayLimits.channelHighWaterMark + WebSocketSession.maxHeldBytes
     }
 
     /// Open gateway connections.

@@ -151,10 +151,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     /// Asks the session whether one more frame may be queued (the outbound limit); performs the close
     /// it decides when not.
     private func admitsOutbound(_ websocket: WebSocketSession) -> Bool {
-        let limits = gateway.limits
-        // A writable socket holds less than the channel's high-water mark: no need to ask how much.
-        let buffered = websocket.isWritable && limits.maxOutboundBufferBytes >= GatewayLimits.channelHighWaterMark
-            ? 0 : websocket.bufferedOutboundBytes
+        // A writable connection is within the limit: no need to ask how much it holds.
+        let buffered = websocket.isWritable && gateway.writableIsWithinOutboundLimit ? 0 : websocket.bufferedOutboundBytes
         guard let refused = session.outboundQueued(buffered: buffered, now: .now()) else { return true }
         perform(refused)
         return false

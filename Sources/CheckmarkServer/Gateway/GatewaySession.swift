@@ -193,13 +193,14 @@ struct GatewaySession {
     /// (events, replies, errors, resume batches) counts against the outbound limit. A client that
     /// stayed over ``GatewayLimits/maxOutboundBufferBytes`` for the grace period, or passed the hard
     /// limit, is closed as a slow consumer (4009) and nothing more is queued. Nil: send it; else drop
-    /// it and perform these actions.
-    mutating func outboundQueued(buffered: Int, now: NIODeadline) -> [Action]? {
+    /// it and perform these actions. `now` is read only when the client is over the limit.
+    mutating func outboundQueued(buffered: Int, now: @autoclosure () -> NIODeadline) -> [Action]? {
         guard outboundOpen else { return [] }
         guard buffered > limits.maxOutboundBufferBytes else {
             overLimitSince = nil
             return nil
         }
+        let now = now()
         let since = overLimitSince ?? now
         overLimitSince = since
         if buffered > limits.maxOutboundBufferBytes * GatewayLimits.hardOutboundLimitFactor || now - since > grace {

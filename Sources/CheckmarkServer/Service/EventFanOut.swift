@@ -3,49 +3,77 @@ import CheckmarkWebSocket
 import CoreMetrics
 import NIOCore
 
-/// Sends an event to the connections among its recipients that are open on this node: recipients
-/// are grouped by event loop and each loop gets one hop with its share, in the core's order. Counts
-/// what was sent (and what privacy settings suppressed) in the metrics.
+/// Sends events to the connections among their recipients that are open on this node: recipients
+/// are grouped by event loop and each loop gets one hop per batch of events (a group commit's) with
+/// its share of every event, in the core's order, so that a connection receiving several events of
+/// the batch gets them in one write. Counts what was sent (and what privacy settings suppressed) in
+/// the metrics.
 struct EventFanOut: Sendable {
     let metrics: ServiceMetrics
     let compression: PerMessageDeflateConfiguration
 
+    /// One event's recipients on one loop.
+    private typealias Share = (event: SharedEvent, targets: [(any EventSink, UnreadCounts?)])
+
     func send(_ event: ReceiptsEvent, _ shared: SharedEvent, sinks: [String: any EventSink]) {
+        send([(event, shared)], sinks: sinks)
+    }
+
+    /// Sends `events` in order; each loop gets one task for all of them.
+    func send(_ events: [(ReceiptsEvent, SharedEvent)], sinks: [String: any EventSink]) {
         // A node has a handful of event loops: a linear search of them beats hashing per recipient.
         var loops: [any EventLoop] = []
-        var targets: [[(any EventSink, UnreadCounts?)]] = []
-        var lastIndex = -1
-        var lastLoop: ObjectIdentifier?
-        for recipient in event.recipients {
-            guard let sink = sinks[recipient.connectionID] else { continue }
-            let loop = ObjectIdentifier(sink.eventLoop)
-            if loop != lastLoop {
-                lastLoop = loop
-                if let found = loops.firstIndex(where: { ObjectIdentifier($0) == loop }) {
-                    lastIndex = found
-                } else {
-                    lastIndex = loops.count
-                    loops.append(sink.eventLoop)
-                    targets.append([])
-                    targets[lastIndex].reserveCapacity(event.recipients.count)
+        var shares: [[Share]] = []
+        // Per loop, the index in `events` of its last share.
+        var lastEventOfLoop: [Int] = []
+        for (index, (event, shared)) in events.enumerated() {
+            count(event, shared)
+            var lastIndex = -1
+            var lastLoop: ObjectIdentifier?
+            for recipient in event.recipients {
+                guard let sink = sinks[recipient.connectionID] else { continue }
+                let loop = ObjectIdentifier(sink.eventLoop)
+                if loop != lastLoop {
+                    lastLoop = loop
+                    if let found = loops.firstIndex(where: { ObjectIdentifier($0) == loop }) {
+                        lastIndex = found
+                    } else {
+                        lastIndex = loops.count
+                        loops.append(sink.eventLoop)
+                        shares.append([])
+                        lastEventOfLoop.append(-1)
+                    }
+                    // This event's share on that loop: the loop's last one, unless it has none yet.
+                    if lastEventOfLoop[lastIndex] != index {
+                        lastEventOfLoop[lastIndex] = index
+                        var targets: [(any EventSink, UnreadCounts?)] = []
+                        targets.reserveCapacity(event.recipients.count)
+                        shares[lastIndex].append((shared, targets))
+                    }
                 }
+                shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts))
             }
-            targets[lastIndex].append((sink, recipient.counts))
         }
+        for (loop, share) in zip(loops, shares) {
+            let transfer = UnsafeTransfer(share)
+            let compression = self.compression
+            let framesOut = metrics.framesOut
+            loop.execute {
+                var queued = 0
+                for (event, targets) in transfer.wrappedValue {
+                    queued += FanOutFrames.deliver(event, to: targets, compression: compression)
+                }
+                if queued > 0 { framesOut.increment(by: Int64(queued)) }
+            }
+        }
+    }
+
+    private func count(_ event: ReceiptsEvent, _ shared: SharedEvent) {
         metrics.fannedOut(type: shared.type, recipients: event.recipients.count)
         switch event.payload {
         case .messageRead(let user, _, _) where !user.privacy.readReceipts: metrics.suppressedByPrivacy.increment()
         case .messageDelivered(let user, _, _) where !user.privacy.deliveryReceipts: metrics.suppressedByPrivacy.increment()
         default: break
-        }
-        for (loop, share) in zip(loops, targets) {
-            let transfer = UnsafeTransfer(share)
-            let compression = self.compression
-            let framesOut = metrics.framesOut
-            loop.execute {
-                let queued = FanOutFrames.deliver(shared, to: transfer.wrappedValue, compression: compression)
-                if queued > 0 { framesOut.increment(by: Int64(queued)) }
-            }
         }
     }
 }

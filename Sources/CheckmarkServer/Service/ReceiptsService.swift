@@ -361,7 +361,7 @@ package final class ReceiptsService: Sendable {
                 completion.complete(.failure(.storage(error)))
             case .fanOut(let events):
                 let sinks = state.value.sinks
-                for (event, shared) in events { fanOut.send(event, shared, sinks: sinks) }
+                fanOut.send(events, sinks: sinks)
             case .storageFailed(let error):
                 accepting.withLockedValue { $0 = false }
                 logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"])

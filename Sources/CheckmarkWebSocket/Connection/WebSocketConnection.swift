@@ -40,6 +40,8 @@ public struct WebSocketConnection {
     private var inflater: Inflater?
     private var deflater: Deflater?
     private var outbound: [ByteBuffer] = []
+    /// Bytes in `outbound`.
+    private var outboundBytes = 0
     private let allocator: ByteBufferAllocator
     /// Fresh masking keys for a client; nil for a server.
     private let makeMaskingKey: (() -> WebSocketMaskingKey)?
@@ -256,6 +258,7 @@ public struct WebSocketConnection {
         precondition(role == .server, "shared frames are unmasked: server role only")
         guard state == .open else { return false }
         outbound.append(bytes)
+        outboundBytes += bytes.readableBytes
         return true
     }
 
@@ -275,6 +278,7 @@ public struct WebSocketConnection {
     public mutating func drainOutbound(_ body: (ByteBuffer) -> Void) {
         for bytes in outbound { body(bytes) }
         outbound.removeAll(keepingCapacity: true)
+        outboundBytes = 0
     }
 
     /// The bytes queued for the transport since the last call, in order (a convenience over
@@ -287,6 +291,12 @@ public struct WebSocketConnection {
 
     /// Whether bytes are waiting in ``takeOutbound()``.
     public var hasOutbound: Bool { !outbound.isEmpty }
+
+    /// How many frames are waiting in ``takeOutbound()``.
+    public var outboundFrameCount: Int { outbound.count }
+
+    /// How many bytes are waiting in ``takeOutbound()``.
+    public var outboundByteCount: Int { outboundBytes }
 
     private mutating func sendMessage(opcode: WebSocketOpcode, payload: ByteBuffer) -> Bool {
         guard state == .open else { return false }
@@ -306,6 +316,7 @@ public struct WebSocketConnection {
     private mutating func queue(opcode: WebSocketOpcode, payload: ByteBuffer, rsv1: Bool = false) {
         var out = allocator.buffer(capacity: FrameEncoder.maxHeaderSize + payload.readableBytes)
         FrameEncoder.encode(rsv1: rsv1, opcode: opcode, payload: payload, maskingKey: makeMaskingKey?(), into: &out)
+        outboundBytes += out.readableBytes
         outbound.append(out)
     }
 }

@@ -1,0 +1,55 @@
+@testable import CheckmarkServer
+import CheckmarkCore
+import CheckmarkWebSocket
+import CheckmarkWire
+import CoreMetrics
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// The fan-out of a batch of committed events to the connections open on this node.
+@Suite("Event fan-out: batches by event loop")
+struct EventFanOutTests {
+    /// Records the frames delivered to it.
+    final class RecordingSink: EventSink {
+        let eventLoop: any EventLoop
+        var sharedCompressionWindowBits: Int? { nil }
+        var received: [String] = []
+        init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+        func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool {
+            received.append(type)
+            return true
+        }
+    }
+
+    static func event(_ type: String, to connections: [String]) -> (ReceiptsEvent, SharedEvent) {
+        let recipients = connections.map { Recipient(connectionID: $0, userID: "u-" + $0, counts: nil) }
+        let event = ReceiptsEvent(payload: .notificationMarkRead(user: User(id: "reader"), lastReadMessageID: nil),
+                                  cid: nil, createdAt: Timestamp(microseconds: 0), recipients: recipients)
+        let json = Array("{\"type\":\"\(type)\"}".utf8)
+        return (event, SharedEvent(type: type, encoded: EncodedEvent(stored: json, type: type), cid: nil, channelSeq: nil))
+    }
+
+    /// Every connection gets its share of every event of the batch, in the batch's order, and nothing
+    /// before its loop runs; recipients without an open connection here are skipped.
+    @Test func aBatchReachesEachConnectionInOrderOnItsOwnLoop() throws {
+        let first = EmbeddedEventLoop()
+        let second = EmbeddedEventLoop()
+        let a = RecordingSink(eventLoop: first)
+        let b = RecordingSink(eventLoop: second)
+        let c = RecordingSink(eventLoop: first)
+        let fanOut = EventFanOut(metrics: ServiceMetrics(factory: NOOPMetricsHandler.instance), compression: .init())
+        fanOut.send([
+            Self.event("one", to: ["a", "b", "gone"]),
+            Self.event("two", to: ["c"]),
+            Self.event("three", to: ["b", "a", "c"]),
+        ], sinks: ["a": a, "b": b, "c": c])
+        #expect(a.received.isEmpty && b.received.isEmpty && c.received.isEmpty)
+        first.run()
+        #expect(a.received == ["one", "three"])
+        #expect(c.received == ["two", "three"])
+        #expect(b.received.isEmpty, "the other loop's share waits for that loop")
+        second.run()
+        #expect(b.received == ["one", "three"])
+    }
+}
