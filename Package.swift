@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CheckmarkCore", targets: ["CheckmarkCore"]),
         .library(name: "CheckmarkWire", targets: ["CheckmarkWire"]),
         .library(name: "CheckmarkClient", targets: ["CheckmarkClient"]),
+        .library(name: "CheckmarkWebSocketNIO", targets: ["CheckmarkWebSocketNIO"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
