@@ -47,7 +47,14 @@ struct ReceiptsPropertyTests {
             let flag = n % 2 == 0 ? "read_receipts" : "delivery_receipts"
             return .updateUser(UserPatch(id: user, set: [("privacy_settings", .object([(flag, .object([("enabled", .bool(n % 4 < 2))]))]))]))
         case 10: return n % 2 == 0 ? .addMembers(cid: cid, userIDs: [user]) : .removeMembers(cid: cid, userIDs: [user])
-        default: return n % 2 == 0 ? .stopWatching(connectionID: "w\(n % userIDs.count)", cid: cid) : .watch(connectionID: "w\(n % userIDs.count)", cid: cid)
+        default:
+            switch n % 4 {
+            case 0: return .stopWatching(connectionID: "w\(n % userIDs.count)", cid: cid)
+            case 1: return .watch(connectionID: "w\(n % userIDs.count)", cid: cid)
+            // Connections come and go: `k` ones, which never watch, and watching `w` ones.
+            case 2: return .disconnect(connectionID: "\(n % 3 == 0 ? "w" : "k")\((n / 4) % userIDs.count)")
+            default: return .connect(connectionID: "\(n % 3 == 0 ? "w" : "k")\((n / 4) % userIDs.count)", userID: userIDs[(n / 4) % userIDs.count])
+            }
         }
     }
 
@@ -67,6 +74,7 @@ struct ReceiptsPropertyTests {
                 Self.checkCounts(s.engine)
                 Self.checkMemberOrder(s.engine)
                 Self.checkPrivacy(outcome, engine: s.engine, privacy: privacyBefore)
+                Self.checkNotifiedConnections(outcome, engine: s.engine, command: command)
             }
         }
     }
@@ -84,6 +92,20 @@ struct ReceiptsPropertyTests {
                 #expect(read.lastRead >= old.lastRead)
             }
         }
+    }
+
+    /// Each channel's count of its members' connections is a recount, and `notification.message_new`
+    /// reaches exactly the members' connections that are not watching (the engine skips looking when
+    /// the count says every one of them watches).
+    static func checkNotifiedConnections(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine, command: ReceiptsCommand) {
+        for channel in engine.channels.values {
+            let recount = channel.members.keys.reduce(0) { $0 + (engine.userConnections[$1]?.count ?? 0) }
+            #expect(channel.memberConnections == recount, "members' connections of \(channel.cid)")
+        }
+        guard case .sendMessage(let cid, _, _) = command, let channel = engine.channels[cid],
+              let event = outcome.events.first(where: { $0.type == "notification.message_new" }) else { return }
+        let expected = Set(channel.members.keys.flatMap { engine.userConnections[$0] ?? [] }.filter { !channel.watcherSet.contains($0) })
+        #expect(Set(event.recipients.map(\.connectionID)) == expected)
     }
 
     /// Members are listed in join-time order, so the newest are the last (the read-state listing relies on it).

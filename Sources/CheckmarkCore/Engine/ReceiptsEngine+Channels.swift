@@ -27,6 +27,7 @@ extension ReceiptsEngine {
                 adjustThreadTotals(Channel.ThreadChange(userID: id, old: unread, new: 0))
             }
             channels[cid]!.memberOrder.removeAll { $0 == id }
+            channels[cid]!.memberConnections -= connections(of: id).count
             membership[id]?.remove(cid)
             // Only members may watch: the user's connections stop watching.
             for connection in connections(of: id) where channels[cid]!.removeWatcher(connection) {
@@ -46,6 +47,7 @@ extension ReceiptsEngine {
             let count = channels[cid]!.messages.count
             channels[cid]!.members[id] = Member(userID: id, createdAt: now, read: ReadState(joinedAt: now, messageCount: count))
             channels[cid]!.memberOrder.append(id)
+            channels[cid]!.memberConnections += connections(of: id).count
             membership[id, default: []].insert(cid)
             added = true
             touched.channels.insert(cid)

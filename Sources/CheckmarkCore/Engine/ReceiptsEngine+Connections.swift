@@ -4,6 +4,7 @@ extension ReceiptsEngine {
         guard connections[connectionID] == nil else { throw .duplicate("connection \(connectionID)") }
         connections[connectionID] = userID
         userConnections[userID, default: []].append(connectionID)
+        for cid in membership[userID] ?? [] { channels[cid]?.memberConnections += 1 }
         return ReceiptsOutcome()
     }
 
@@ -11,6 +12,7 @@ extension ReceiptsEngine {
         guard let userID = connections.removeValue(forKey: connectionID) else { return .unchanged }
         userConnections[userID]?.removeAll { $0 == connectionID }
         if userConnections[userID]?.isEmpty == true { userConnections[userID] = nil }
+        for cid in membership[userID] ?? [] { channels[cid]?.memberConnections -= 1 }
         for cid in watching.removeValue(forKey: connectionID) ?? [] {
             channels[cid]?.removeWatcher(connectionID)
         }

@@ -52,9 +52,13 @@ extension ReceiptsEngine {
             cid: cid, createdAt: message.createdAt, recipients: watcherRecipients(of: channel, withCounts: true)))
         if message.isChannelMessage {
             var others: [Recipient] = []
-            for memberID in memberOrder {
-                for connection in connections(of: memberID) where !channel.watcherSet.contains(connection) {
-                    others.append(Recipient(connectionID: connection, userID: memberID, counts: counts(for: memberID)))
+            // When every member's connection is watching (a busy channel's usual state) nobody else is
+            // told, and no member needs looking up.
+            if channel.memberConnections > channel.watchers.count {
+                for memberID in memberOrder {
+                    for connection in connections(of: memberID) where !channel.watcherSet.contains(connection) {
+                        others.append(Recipient(connectionID: connection, userID: memberID, counts: counts(for: memberID)))
+                    }
                 }
             }
             // Emitted even when no connection receives it: which events a command produces (and so

@@ -22,6 +22,9 @@ public struct Channel: Sendable {
     public private(set) var watcherSet: Set<String> = []
     /// Watching connections per user; its count is the event's `watcher_count`.
     public private(set) var watchingUsers: [String: Int] = [:]
+    /// Open connections of the members, watching or not (kept by the engine). Only members' connections
+    /// watch, so when this equals the watchers' count, no member has a connection that is not watching.
+    public internal(set) var memberConnections = 0
 
     /// A connection watching the channel.
     public struct Watcher: Sendable, Hashable {

@@ -14,6 +14,8 @@ extension ReceiptsEngine {
             }
             channel.rebuildDerivedLists()
             channel.orderMembersByJoinTime()
+            // A restored engine has no connection open yet.
+            channel.memberConnections = 0
             for thread in channel.threads.values {
                 for (userID, read) in thread.reads where read.unreadReplies > 0 {
                     adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
