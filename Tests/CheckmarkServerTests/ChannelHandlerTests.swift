@@ -122,13 +122,8 @@ struct ChannelHandlerTests {
         }
     }
 
-    static func serverText(_ text: String) -> ByteBuffer {
-        ByteBuffer(bytes: [0x81, UInt8(text.utf8.count)] + Array(text.utf8))
-    }
-
-    /// A connection that gets several events in one tick (a fan-out batch) costs one channel write and
-    /// one flush, not one per event, and the frames keep their order.
-    @Test func sharedFramesOfOneTickGoToTheChannelAsOneWrite() throws {
+    /// A server connection without timers, its writes and flushes counted, and its session.
+    static func serverWithWriteCounter() throws -> (EmbeddedChannel, WriteCounter, WebSocketSession) {
         let channel = EmbeddedChannel()
         let counter = WriteCounter()
         let keeper = SessionKeeper()
@@ -136,7 +131,17 @@ struct ChannelHandlerTests {
         try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: keeper,
             timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: 1))
-        let session = try #require(keeper.session)
+        return (channel, counter, try #require(keeper.session))
+    }
+
+    static func serverText(_ text: String) -> ByteBuffer {
+        ByteBuffer(bytes: [0x81, UInt8(text.utf8.count)] + Array(text.utf8))
+    }
+
+    /// A connection that gets several events in one tick (a fan-out batch) costs one channel write and
+    /// one flush, not one per event, and the frames keep their order.
+    @Test func sharedFramesOfOneTickGoToTheChannelAsOneWrite() throws {
+        let (channel, counter, session) = try Self.serverWithWriteCounter()
         for text in ["one", "two", "three"] { #expect(session.send(encodedFrame: Self.serverText(text))) }
         #expect(counter.writes == 0, "held until the end of the tick")
         channel.embeddedEventLoop.run()
@@ -151,14 +156,7 @@ struct ChannelHandlerTests {
     /// Held frames never pile up past ``WebSocketSession/maxHeldBytes`` within a tick: reaching it hands
     /// them to the channel at once, where the socket's writability (the slow-consumer rule) sees them.
     @Test func sharedFramesReachingTheHeldLimitGoToTheChannelAtOnce() throws {
-        let channel = EmbeddedChannel()
-        let counter = WriteCounter()
-        let keeper = SessionKeeper()
-        try channel.pipeline.syncOperations.addHandler(counter)
-        try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
-            connection: WebSocketConnection(role: .server), application: keeper,
-            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: 1))
-        let session = try #require(keeper.session)
+        let (channel, counter, session) = try Self.serverWithWriteCounter()
         let payload = [UInt8](repeating: 0x61, count: 1_000)
         let frame = ByteBuffer(bytes: [0x81, 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload)
         let framesBelowLimit = (WebSocketSession.maxHeldBytes - 1) / frame.readableBytes
