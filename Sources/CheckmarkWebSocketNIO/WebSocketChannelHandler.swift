@@ -51,9 +51,9 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     }
 
     /// Frames waiting for one write are copied into one buffer when together they are at most this big
-    /// (shared frames never wait past ``WebSocketSession/maxHeldBytes``, the same size); past it they go
-    /// to the channel one by one, so that a large reply is never copied.
-    static let coalescedWriteLimit = 64 * 1024
+    /// (what shared frames may wait up to); past it they go to the channel one by one, so that a large
+    /// reply is never copied.
+    static let coalescedWriteLimit = WebSocketSession.maxHeldBytes
 
     var isWritable: Bool { writable }
 

@@ -15,10 +15,6 @@ struct EventFanOut: Sendable {
     /// One event's recipients on one loop.
     private typealias Share = (event: SharedEvent, targets: [(any EventSink, UnreadCounts?)])
 
-    func send(_ event: ReceiptsEvent, _ shared: SharedEvent, sinks: [String: any EventSink]) {
-        send([(event, shared)], sinks: sinks)
-    }
-
     /// Sends `events` in order; each loop gets one task for all of them.
     func send(_ events: [(ReceiptsEvent, SharedEvent)], sinks: [String: any EventSink]) {
         // A node has a handful of event loops: a linear search of them beats hashing per recipient.

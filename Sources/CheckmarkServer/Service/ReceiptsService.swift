@@ -422,10 +422,13 @@ package final class ReceiptsService: Sendable {
         var description: String
     }
 
-    /// Applies entries other nodes committed, in journal order, exactly as they applied them.
+    /// Applies entries other nodes committed, in journal order, exactly as they applied them, and fans
+    /// out their events as one batch (also when a later entry diverges: those applied before it stand).
     /// - Throws: ``Divergence`` when an entry is out of sequence or this engine refuses it.
     private func applyCommitted(_ entries: [JournalEntry]) throws {
         let state = state.value
+        var events: [(ReceiptsEvent, SharedEvent)] = []
+        defer { if !events.isEmpty { fanOut.send(events, sinks: state.sinks) } }
         for entry in entries where entry.seq > state.lastSeq {
             guard entry.seq == state.lastSeq + 1 else {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
@@ -437,7 +440,7 @@ package final class ReceiptsService: Sendable {
             case .success(let outcome):
                 let shared = share(outcome, of: entry.command)
                 _ = journal(entry.command, shared)
-                for (event, encoded) in shared { fanOut.send(event, encoded, sinks: state.sinks) }
+                events.append(contentsOf: shared)
             }
         }
     }
