@@ -162,6 +162,8 @@ struct ChannelHandlerTests {
         let framesBelowLimit = (WebSocketSession.maxHeldBytes - 1) / frame.readableBytes
         for _ in 0..<framesBelowLimit { session.send(encodedFrame: frame) }
         #expect(counter.writes == 0)
+        #expect(session.bufferedOutboundBytes == framesBelowLimit * frame.readableBytes,
+                "held frames count against the outbound limit before they reach the socket")
         session.send(encodedFrame: frame)
         #expect(counter.writes > 0, "written to the channel before the end of the tick")
         channel.embeddedEventLoop.run()

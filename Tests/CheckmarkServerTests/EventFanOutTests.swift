@@ -3,6 +3,7 @@ import CheckmarkCore
 import CheckmarkWebSocket
 import CheckmarkWire
 import CoreMetrics
+import Dispatch
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -19,6 +20,26 @@ struct EventFanOutTests {
         func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool {
             received.append(type)
             return true
+        }
+    }
+
+    /// An embedded loop that counts the tasks handed to it.
+    final class CountingLoop: EventLoop, @unchecked Sendable {
+        let inner = EmbeddedEventLoop()
+        var executed = 0
+        var inEventLoop: Bool { inner.inEventLoop }
+        func execute(_ task: @escaping @Sendable () -> Void) {
+            executed += 1
+            inner.execute(task)
+        }
+        func scheduleTask<T>(deadline: NIODeadline, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
+            inner.scheduleTask(deadline: deadline, task)
+        }
+        func scheduleTask<T>(in delay: TimeAmount, _ task: @escaping @Sendable () throws -> T) -> Scheduled<T> {
+            inner.scheduleTask(in: delay, task)
+        }
+        func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {
+            inner.shutdownGracefully(queue: queue, callback)
         }
     }
 
@@ -51,5 +72,22 @@ struct EventFanOutTests {
         #expect(b.received.isEmpty, "the other loop's share waits for that loop")
         second.run()
         #expect(b.received == ["one", "three"])
+    }
+
+    /// A group commit's events cost each loop one task, whatever their number: the frames of the batch
+    /// reach a connection within one tick, where they go to the socket as one write.
+    @Test func aBatchIsOneTaskPerLoop() {
+        let first = CountingLoop()
+        let second = CountingLoop()
+        let sinks: [String: any EventSink] = [
+            "a": RecordingSink(eventLoop: first), "b": RecordingSink(eventLoop: second), "c": RecordingSink(eventLoop: first),
+        ]
+        let fanOut = EventFanOut(metrics: ServiceMetrics(factory: NOOPMetricsHandler.instance), compression: .init())
+        fanOut.send((0..<5).map { Self.event("e\($0)", to: ["a", "b", "c"]) }, sinks: sinks)
+        #expect(first.executed == 1)
+        #expect(second.executed == 1)
+        first.inner.run()
+        second.inner.run()
+        #expect((sinks["c"] as! RecordingSink).received == ["e0", "e1", "e2", "e3", "e4"])
     }
 }
