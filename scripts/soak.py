@@ -46,6 +46,7 @@ HOST = "127.0.0.1"
 GOOD = 200             # well-behaved clients
 CHANNELS = 10          # channels of 20 well-behaved members (and 10 of the hostile users)
 BAD_USERS = 100        # users the hostile clients connect as
+FLOOD_USER = f"bad{BAD_USERS - 1}"   # the REST flood's alone
 CHANNEL_TYPE = "soak"  # a channel type with delivery_events and read_events on
 
 
@@ -310,10 +311,14 @@ class Hostile:
             "REST watch past max_watched_channels": (1, 30, 5),
         }
         self.user_counter = 0
+        # How far an attempt of a kind has got (said when it times out).
+        self.step = {}
 
     def bad_user(self):
+        """The next of the hostile users, never FLOOD_USER: its REST flood spends the per-user request
+        rate, and a kind that needs a request within the limit must not share it."""
         self.user_counter += 1
-        return f"bad{self.user_counter % BAD_USERS}"
+        return f"bad{self.user_counter % (BAD_USERS - 1)}"
 
     def record(self, kind, answer, seconds, sample=None):
         self.outcomes[kind][answer] += 1
@@ -334,10 +339,14 @@ class Hostile:
                 started[0] += 1
                 t0 = time.monotonic()
                 sample = None
+                self.step.pop(kind, None)
                 try:
                     answer, sample = await asyncio.wait_for(one(), 60)
                 except asyncio.TimeoutError:
-                    answer = "no answer in 60 s"
+                    # A timeout of the attempt's own (an open_timeout) is named apart from the 60 s
+                    # budget; either says how far the attempt got when it says.
+                    waited = "no answer in 60 s" if time.monotonic() - t0 >= 59 else "TimeoutError"
+                    answer = f"{waited} ({self.step[kind]})" if kind in self.step else waited
                 except (ConnectionRefusedError, ConnectionResetError, BrokenPipeError) as error:
                     answer = type(error).__name__
                 except OSError as error:
@@ -479,10 +488,15 @@ class Hostile:
         kind = "WS user past 64 connections"
         url = self.user_url("crowd")
         held = []
+        t0 = time.monotonic()
         try:
-            for _ in range(64):
+            for i in range(64):
+                self.step[kind] = f"opening held connection {i + 1} of 64 after {time.monotonic() - t0:.1f} s"
                 held.append(await ws_connect(url, max_size=None, open_timeout=15, close_timeout=5, ping_interval=None))
-            extra = [await self.ws(kind, url) for _ in range(2)]
+            extra = []
+            for i in range(2):
+                self.step[kind] = f"extra connection {i + 1} after {time.monotonic() - t0:.1f} s"
+                extra.append(await self.ws(kind, url, wait=15))
             await asyncio.sleep(0.2)
             dropped = [w.close_code for w in held if w.close_code is not None]
             if dropped:
@@ -515,9 +529,9 @@ class Hostile:
 
     # --- WebSocket kinds (the websockets library, compression on, reading all the server sends)
 
-    async def ws(self, kind, url, action=None):
+    async def ws(self, kind, url, action=None, wait=30):
         """Opens /connect, runs action(ws) while reading everything that arrives, and returns the
-        close code the server sent."""
+        close code the server sent (or that the connection was still open `wait` seconds on)."""
         try:
             async with ws_connect(url, max_size=None, open_timeout=15, close_timeout=5, ping_interval=None) as ws:
                 errors = collections.Counter()
@@ -537,10 +551,10 @@ class Hostile:
                 except websockets.ConnectionClosed:
                     pass
                 try:
-                    await asyncio.wait_for(asyncio.shield(reader), 30)
+                    await asyncio.wait_for(asyncio.shield(reader), wait)
                 except asyncio.TimeoutError:
                     reader.cancel()
-                    return "still open after 30 s", dict(errors)
+                    return f"still open after {wait} s", dict(errors)
                 for code, n in errors.items():
                     self.notes[f"{kind}: error events {code}"] += n
                 return f"close {ws.close_code}", (ws.close_reason, dict(errors))
@@ -623,7 +637,7 @@ class Hostile:
             for _ in range(2):
                 await self.pending_flood()
             return self.result()
-        self.flood_token = self.token({"user_id": "bad99"})
+        self.flood_token = self.token({"user_id": FLOOD_USER})
         wide = json.dumps({"users": {"hostile": {"id": "hostile", **{f"k{i}": i for i in range(50_000)}}}}).encode()
         deep = b'{"users":{"hostile":{"id":"hostile","deep":' + b"[" * 100_000 + b"]" * 100_000 + b"}}}"
         long = json.dumps({"users": {"hostile": {"id": "hostile", "bio": "x" * 200_000}}}).encode()

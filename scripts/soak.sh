@@ -116,5 +116,12 @@ else
     failed=$((failed + 1))
     status=1
 fi
+if (( failed > 0 )); then
+    # What the server said about the crowd user and what it logged above notice, for the failure's cause.
+    echo "soak: the server's log about user crowd (first 20 lines):" >&2
+    grep -m 20 'crowd' "$work/server.log" >&2 || true
+    echo "soak: the server's warnings and errors (first 20 lines):" >&2
+    grep -m 20 -E ' (warning|error|critical) ' "$work/server.log" >&2 || true
+fi
 echo "soak: $passed passed, $failed failed"
 [[ $failed -eq 0 && $status -eq 0 ]]
