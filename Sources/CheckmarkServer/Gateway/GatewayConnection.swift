@@ -292,9 +292,27 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                                     me: engine.users[userID].map { (user: $0, counts: engine.counts(for: userID)) })
     }
 
+    /// A new connection's `connection_id`: 15 random characters of `[0-9A-Za-z]` (about 89 bits), so
+    /// that it is a small string: every recipient of every event carries its connection's id, and a
+    /// small string is copied without reference counting and hashed without reading the heap.
     static func makeConnectionID() -> String {
-        let a = UInt64.random(in: .min ... .max)
-        let b = UInt64.random(in: .min ... .max)
-        return String(a, radix: 16) + String(b, radix: 16)
+        var random = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
+        return String(unsafeUninitializedCapacity: connectionIDLength) { characters in
+            for index in 0..<connectionIDLength {
+                // Ten digits from the first word and five from the second (62^10 < 2^64).
+                if index < 10 {
+                    characters[index] = connectionIDAlphabet[Int(random.0 % 62)]
+                    random.0 /= 62
+                } else {
+                    characters[index] = connectionIDAlphabet[Int(random.1 % 62)]
+                    random.1 /= 62
+                }
+            }
+            return connectionIDLength
+        }
     }
+
+    /// The longest a string of ASCII characters can be and stay small.
+    static let connectionIDLength = 15
+    private static let connectionIDAlphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
 }
