@@ -79,6 +79,37 @@ struct ReceiptsPropertyTests {
         }
     }
 
+    /// A restored engine numbers its users' totals afresh (in the snapshot's order, not in the order
+    /// they first needed totals); the commands after the restore still keep every member's totals and
+    /// every recipient's counts right.
+    @Test func totalsStayRightAfterARestore() async {
+        await propertyCheck(count: 60, input: Gen.int(in: 0...100_000).array(of: 20...120)) { numbers in
+            var s = Self.world()
+            let half = numbers.count / 2
+            for n in numbers[..<half] {
+                let command = Self.command(n, in: s)
+                s.now += 1_000_000
+                _ = s.engine.apply(command, at: Timestamp(rawValue: s.now))
+            }
+            // A restart: the durable state comes back, the connections open and watch again.
+            s.engine = ReceiptsEngine(restoring: s.engine.snapshot())
+            for (i, id) in Self.userIDs.enumerated() {
+                _ = try? s.run(.connect(connectionID: "k\(i)", userID: id))
+                _ = try? s.run(.connect(connectionID: "w\(i)", userID: id))
+                for cid in Self.cids { _ = try? s.run(.watch(connectionID: "w\(i)", cid: cid)) }
+            }
+            Self.checkCounts(s.engine)
+            for n in numbers[half...] {
+                let command = Self.command(n, in: s)
+                let privacyBefore = s.engine.users
+                s.now += 1_000_000
+                guard case .success(let outcome) = s.engine.apply(command, at: Timestamp(rawValue: s.now)) else { continue }
+                Self.checkCounts(s.engine)
+                Self.checkPrivacy(outcome, engine: s.engine, privacy: privacyBefore)
+            }
+        }
+    }
+
     /// Pointers never regress except by mark unread; delivered is never behind read.
     static func checkPointers(before: ReceiptsEngine, after: ReceiptsEngine, command: ReceiptsCommand) {
         for (cid, channel) in after.channels {

@@ -45,7 +45,9 @@ extension ReceiptsEngine {
         var added = false
         for id in userIDs where channels[cid]!.members[id] == nil {
             let count = channels[cid]!.messages.count
-            channels[cid]!.members[id] = Member(userID: id, createdAt: now, read: ReadState(joinedAt: now, messageCount: count))
+            var member = Member(userID: id, createdAt: now, read: ReadState(joinedAt: now, messageCount: count))
+            member.totalsSlot = totalsSlot(of: id)
+            channels[cid]!.members[id] = member
             channels[cid]!.memberOrder.append(id)
             channels[cid]!.memberConnections += connections(of: id).count
             membership[id, default: []].insert(cid)

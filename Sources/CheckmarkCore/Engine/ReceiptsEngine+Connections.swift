@@ -27,7 +27,8 @@ extension ReceiptsEngine {
         if !channel.watcherSet.contains(connectionID), watching[connectionID, default: []].count >= maxWatchedChannelsPerConnection {
             throw .tooManyWatchedChannels(limit: maxWatchedChannelsPerConnection)
         }
-        guard channels[cid]!.addWatcher(connectionID, userID: userID) else { return .unchanged }
+        let slot = totalsSlot(of: userID)
+        guard channels[cid]!.addWatcher(connectionID, userID: userID, totalsSlot: slot) else { return .unchanged }
         watching[connectionID, default: []].insert(cid)
         return ReceiptsOutcome()
     }
@@ -44,15 +45,9 @@ extension ReceiptsEngine {
     func watcherRecipients(of channel: Channel, withCounts: Bool) -> [Recipient] {
         var recipients: [Recipient] = []
         recipients.reserveCapacity(channel.watchers.count)
-        // Consecutive connections of one user share one look-up of the user's totals.
-        var lastUser = ""
-        var lastCounts: UnreadCounts?
         for watcher in channel.watchers {
-            if withCounts && watcher.userID != lastUser {
-                lastUser = watcher.userID
-                lastCounts = counts(for: watcher.userID)
-            }
-            recipients.append(Recipient(connectionID: watcher.connectionID, userID: watcher.userID, counts: withCounts ? lastCounts : nil))
+            recipients.append(Recipient(connectionID: watcher.connectionID, userID: watcher.userID,
+                                        counts: withCounts ? counts(at: watcher.totalsSlot) : nil))
         }
         return recipients
     }

@@ -23,14 +23,13 @@ extension ReceiptsEngine {
         do {
             // A read-only snapshot for the totals, released below; walked as it is stored (the totals
             // do not depend on the order), which costs no look-up per member, and reading only the
-            // count, not copying each member.
+            // count and the slot of the member's totals, not copying each member.
             let members = channels[cid]!.members
             var index = members.startIndex
             while index != members.endIndex {
-                let memberID = members.keys[index]
-                if message.countsAsUnread(for: memberID) {
+                if message.countsAsUnread(for: members.keys[index]) {
                     let unread = members.values[index].read.unreadMessages
-                    adjustTotals(of: memberID, from: unread - 1, to: unread)
+                    adjustTotals(at: members.values[index].totalsSlot, from: unread - 1, to: unread)
                 }
                 members.formIndex(after: &index)
             }

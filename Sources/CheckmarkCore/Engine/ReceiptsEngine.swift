@@ -17,8 +17,11 @@ public struct ReceiptsEngine: Sendable {
     public internal(set) var userConnections: [String: [String]] = [:]
     /// Channels each connection watches.
     public internal(set) var watching: [String: Set<ChannelCID>] = [:]
-    /// Each user's totals over all their channels, kept in step with every unread change.
-    public internal(set) var totals: [String: UnreadCounts] = [:]
+    /// Each user's totals over all their channels, kept in step with every unread change, at the
+    /// user's ``TotalsSlot``.
+    var slotTotals: [UnreadCounts] = []
+    /// Each user's slot in ``slotTotals`` (a user gets one when it first needs totals).
+    var totalsSlots: [String: TotalsSlot] = [:]
     /// Message id to the first channel that took it, and to the others that took it later (rare):
     /// two tables, so that recording a message's id allocates nothing. Ids are unique within a channel
     /// only: a global check would tell a user that an id is taken in a channel it cannot see.
@@ -103,16 +106,40 @@ public struct ReceiptsEngine: Sendable {
         channelTypes[channel.cid.type] ?? ChannelType(name: channel.cid.type)
     }
 
+    /// Each user's totals over all their channels, for the users that have had any.
+    public var totals: [String: UnreadCounts] {
+        totalsSlots.mapValues { slotTotals[Int($0.index)] }
+    }
+
     /// The user's current totals.
     public func counts(for userID: String) -> UnreadCounts {
-        totals[userID] ?? UnreadCounts()
+        totalsSlots[userID].map { slotTotals[Int($0.index)] } ?? UnreadCounts()
+    }
+
+    /// The totals at a slot the engine gave.
+    func counts(at slot: TotalsSlot) -> UnreadCounts {
+        slotTotals[Int(slot.index)]
+    }
+
+    /// The user's slot in the totals, given now if the user has none.
+    mutating func totalsSlot(of userID: String) -> TotalsSlot {
+        if let slot = totalsSlots[userID] { return slot }
+        let slot = TotalsSlot(index: Int32(slotTotals.count))
+        slotTotals.append(UnreadCounts())
+        totalsSlots[userID] = slot
+        return slot
     }
 
     /// Keeps a user's totals in step with a change of one channel's unread count.
     mutating func adjustTotals(of userID: String, from old: Int, to new: Int) {
         guard old != new else { return }
-        // Changed in place: one look-up of the user's totals, not two.
-        totals[userID, default: UnreadCounts()].adjust(unreadFrom: old, to: new)
+        adjustTotals(at: totalsSlot(of: userID), from: old, to: new)
+    }
+
+    /// As ``adjustTotals(of:from:to:)`` for a slot the engine gave: no look-up of the user.
+    mutating func adjustTotals(at slot: TotalsSlot, from old: Int, to new: Int) {
+        guard old != new else { return }
+        slotTotals[Int(slot.index)].adjust(unreadFrom: old, to: new)
     }
 
     mutating func adjustTotals(of userID: String, _ change: Channel.UnreadChange?) {
@@ -123,7 +150,8 @@ public struct ReceiptsEngine: Sendable {
     mutating func adjustThreadTotals(_ change: Channel.ThreadChange) {
         let (old, new) = (change.old, change.new)
         guard (old == 0) != (new == 0) else { return }
-        totals[change.userID, default: UnreadCounts()].unreadThreads += new > 0 ? 1 : -1
+        let slot = totalsSlot(of: change.userID)
+        slotTotals[Int(slot.index)].unreadThreads += new > 0 ? 1 : -1
     }
 
     /// Connections of `userID`, in the order they opened.

@@ -30,6 +30,8 @@ public struct Channel: Sendable {
     public struct Watcher: Sendable, Hashable {
         public var connectionID: String
         public var userID: String
+        /// The user's place in the engine's totals (what `message.new` tells each watcher).
+        public var totalsSlot: TotalsSlot
     }
 
     /// Puts ``memberOrder`` in join-time order, members who joined at the same time in the order they
@@ -41,11 +43,18 @@ public struct Channel: Sendable {
     }
 
     /// Adds a watcher; false if the connection already watches.
-    mutating func addWatcher(_ connectionID: String, userID: String) -> Bool {
+    mutating func addWatcher(_ connectionID: String, userID: String, totalsSlot: TotalsSlot) -> Bool {
         guard watcherSet.insert(connectionID).inserted else { return false }
-        watchers.append(Watcher(connectionID: connectionID, userID: userID))
+        watchers.append(Watcher(connectionID: connectionID, userID: userID, totalsSlot: totalsSlot))
         watchingUsers[userID, default: 0] += 1
         return true
+    }
+
+    /// Forgets every watcher (a restored engine has no connection open yet, so nobody watches).
+    mutating func removeAllWatchers() {
+        watchers = []
+        watcherSet = []
+        watchingUsers = [:]
     }
 
     /// Removes a watcher; false if the connection did not watch.

@@ -14,8 +14,10 @@ extension ReceiptsEngine {
             }
             channel.rebuildDerivedLists()
             channel.orderMembersByJoinTime()
-            // A restored engine has no connection open yet.
+            // A restored engine has no connection open yet, so nobody watches (a snapshot of a live
+            // engine lists its watchers, with their slots in that engine's totals).
             channel.memberConnections = 0
+            channel.removeAllWatchers()
             for thread in channel.threads.values {
                 for (userID, read) in thread.reads where read.unreadReplies > 0 {
                     adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
@@ -24,9 +26,11 @@ extension ReceiptsEngine {
             for userID in channel.memberOrder {
                 let position = channel.members[userID]!.read.readPosition
                 let unread = channel.countUnread(for: userID, from: position)
+                let slot = totalsSlot(of: userID)
                 channel.members[userID]!.read.unreadMessages = unread
+                channel.members[userID]!.totalsSlot = slot
                 membership[userID, default: []].insert(channel.cid)
-                adjustTotals(of: userID, from: 0, to: unread)
+                adjustTotals(at: slot, from: 0, to: unread)
             }
             channels[channel.cid] = channel
         }
