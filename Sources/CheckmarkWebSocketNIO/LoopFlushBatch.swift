@@ -1,5 +1,4 @@
 import NIOCore
-import NIOPosix
 
 /// The connections of one event loop that wrote during the current tick and still need a flush:
 /// one task at the end of the tick flushes them all, instead of one task per connection (a fan-out
@@ -8,27 +7,11 @@ final class LoopFlushBatch {
     private var pending: [WebSocketChannelHandler] = []
     private var scheduled = false
 
-    /// The batches of the loops that run on one thread (one, except for test loops sharing a thread).
-    private final class Batches {
-        var byLoop: [ObjectIdentifier: LoopFlushBatch] = [:]
-    }
-
-    nonisolated(unsafe) private static let perThread = ThreadSpecificVariable<Batches>()
+    nonisolated(unsafe) private static let perLoop = LoopLocal<LoopFlushBatch>()
 
     /// The batch of `eventLoop`; call on that loop.
     static func of(_ eventLoop: any EventLoop) -> LoopFlushBatch {
-        let batches: Batches
-        if let current = perThread.currentValue {
-            batches = current
-        } else {
-            batches = Batches()
-            perThread.currentValue = batches
-        }
-        let key = ObjectIdentifier(eventLoop as AnyObject)
-        if let batch = batches.byLoop[key] { return batch }
-        let batch = LoopFlushBatch()
-        batches.byLoop[key] = batch
-        return batch
+        perLoop.value(of: eventLoop) { LoopFlushBatch() }
     }
 
     /// Flushes `handler` at the end of the current tick of `eventLoop`.
