@@ -38,9 +38,11 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var lastRead: NIODeadline = .now()
     /// When the last keepalive ping went out; the next one waits a whole interval after it.
     private var lastPing: NIODeadline = .distantPast
-    /// One timer serves both the keepalive and the idle timeout (one scheduled task per connection,
-    /// not two: what an idle connection costs), set for whichever is due first.
-    private var timerTask: Scheduled<Void>?
+    /// The loop's clock that pings this connection and closes it at the idle timeout (no scheduled
+    /// task of its own: what an idle connection costs), while it watches it.
+    private var keepalive: LoopKeepalive?
+    /// This connection's place among the connections `keepalive` watches (kept by it).
+    var keepaliveIndex = 0
     private var closeTask: Scheduled<Void>?
 
     public init(connection: WebSocketConnection, application: any WebSocketApplication, timeouts: WebSocketTimeouts, sessionID: Int) {
@@ -89,7 +91,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)
         self.session = session
         lastRead = context.eventLoop.now
-        scheduleTimer()
+        startKeepalive(on: context.eventLoop)
         application.connected(session)
     }
 
@@ -255,40 +257,45 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         }
     }
 
+    private func startKeepalive(on eventLoop: any EventLoop) {
+        guard let period = LoopKeepalive.period(for: timeouts) else { return }
+        let keepalive = LoopKeepalive.of(eventLoop)
+        keepalive.add(self, period: period)
+        self.keepalive = keepalive
+    }
+
+    private func stopKeepalive() {
+        keepalive?.remove(self)
+        keepalive = nil
+    }
+
+    /// Whether ``keepaliveTick(at:)`` has something to do at `now`.
+    func keepaliveIsDue(at now: NIODeadline) -> Bool {
+        if let idle = timeouts.idleTimeout, lastRead + idle <= now { return true }
+        if let interval = timeouts.keepaliveInterval, max(lastRead, lastPing) + interval <= now { return true }
+        return false
+    }
+
     /// Pings only a connection that has been silent for a whole interval (a busy connection already
     /// proves it is alive, and pings in the middle of a stream of messages are noise to the peer), and
     /// at most once per interval while it stays silent. Closes with 1001 a connection that has sent
-    /// nothing for the idle timeout.
-    private func scheduleTimer() {
-        guard let context else { return }
-        let keepaliveDue = timeouts.keepaliveInterval.map { max(lastRead, lastPing) + $0 }
-        let idleDue = timeouts.idleTimeout.map { lastRead + $0 }
-        let deadline: NIODeadline
-        switch (keepaliveDue, idleDue) {
-        case (let keepalive?, let idle?): deadline = min(keepalive, idle)
-        case (let only?, nil), (nil, let only?): deadline = only
-        case (nil, nil): return
+    /// nothing for the idle timeout. Called by the loop's ``LoopKeepalive``.
+    func keepaliveTick(at now: NIODeadline) {
+        guard keepalive != nil else { return }
+        if let idle = timeouts.idleTimeout, lastRead + idle <= now {
+            stopKeepalive()
+            close(code: .goingAway, reason: "idle timeout")
+            return
         }
-        let eventLoop = context.eventLoop
-        timerTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            timerTask = nil
-            let now = eventLoop.now
-            if let idle = timeouts.idleTimeout, lastRead + idle <= now {
-                close(code: .goingAway, reason: "idle timeout")
-                return
-            }
-            if let interval = timeouts.keepaliveInterval, max(lastRead, lastPing) + interval <= now {
-                lastPing = now
-                if connection.sendPing() { writeOutbound() }
-            }
-            scheduleTimer()
+        if let interval = timeouts.keepaliveInterval, max(lastRead, lastPing) + interval <= now {
+            lastPing = now
+            if connection.sendPing() { writeOutbound() }
         }
     }
 
     private func cancelTimers() {
-        timerTask?.cancel()
+        stopKeepalive()
         closeTask?.cancel()
-        timerTask = nil
         closeTask = nil
     }
 
