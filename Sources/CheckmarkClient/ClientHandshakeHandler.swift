@@ -51,11 +51,10 @@ final class ClientHandshakeHandler: ChannelInboundHandler, RemovableChannelHandl
             agreement = agreed
         }
         done = true
-        var generator = SystemRandomNumberGenerator()
         let connection = WebSocketConnection(
             role: .client, limits: settings.limits, compression: agreement.compression,
             compressionConfiguration: handshake.compression, allocator: context.channel.allocator,
-            maskingKeys: { WebSocketMaskingKey(UInt32.random(in: .min ... .max, using: &generator)) })
+            maskingKeys: { WebSocketMaskingKey(UInt32.random(in: .min ... .max)) })
         let handler = WebSocketChannelHandler(
             connection: connection, application: makeApplication(), timeouts: settings.timeouts, sessionID: 0)
         do {

@@ -21,7 +21,7 @@ func drive(_ input: [UInt8], role: WebSocketRole = .server, limits: WebSocketLim
            compression: PerMessageDeflateParameters? = nil, chunk: Int? = nil) -> (events: [WebSocketEvent], written: [UInt8], state: WebSocketConnection.State) {
     var connection = WebSocketConnection(
         role: role, limits: limits, compression: compression,
-        maskingKeys: role == .client ? { WebSocketMaskingKey(1, 2, 3, 4) } : nil)
+        maskingKeys: role == .client ? { @Sendable in WebSocketMaskingKey(1, 2, 3, 4) } : nil)
     var events: [WebSocketEvent] = []
     var written: [UInt8] = []
     let size = chunk ?? max(input.count, 1)

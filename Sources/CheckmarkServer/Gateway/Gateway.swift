@@ -11,6 +11,8 @@ package final class Gateway: Sendable {
     package let service: ReceiptsService
     package let authenticator: GatewayAuthenticator
     package let limits: GatewayLimits
+    /// The same limits, held once for every connection's session.
+    let sessionLimits: SharedValue<GatewayLimits>
     package let metrics: ServiceMetrics
     package let logger: Logger
     let refusals: RefusalLog
@@ -30,6 +32,7 @@ package final class Gateway: Sendable {
         self.service = service
         self.authenticator = authenticator
         self.limits = limits
+        sessionLimits = SharedValue(limits)
         self.metrics = metrics
         self.logger = logger
         counter = ConnectionCounter(limits: limits)

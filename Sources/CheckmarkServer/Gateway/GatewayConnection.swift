@@ -28,7 +28,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         self.gateway = gateway
         self.authentication = authentication
         self.peer = peer
-        session = GatewaySession(limits: gateway.limits, now: .now())
+        session = GatewaySession(limits: gateway.sessionLimits, now: .now())
     }
 
     /// Settled by the opening handshake, so read once when the socket opens.

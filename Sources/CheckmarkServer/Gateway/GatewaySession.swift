@@ -111,7 +111,9 @@ struct GatewaySession {
     }
 
     private(set) var state: State = .authenticating
-    let limits: GatewayLimits
+    /// The gateway's limits, shared by its sessions.
+    private let sharedLimits: SharedValue<GatewayLimits>
+    var limits: GatewayLimits { sharedLimits.value }
     private var bucket: TokenBucket
     /// Commands refused for the rate in the current one-second window, and when it began.
     private var refusedInWindow = 0
@@ -132,9 +134,14 @@ struct GatewaySession {
     private var readingPaused = false
     private var timerArmed = false
 
+    init(limits: SharedValue<GatewayLimits>, now: NIODeadline) {
+        sharedLimits = limits
+        bucket = TokenBucket(rate: limits.value.commandsPerSecond, burst: limits.value.commandBurst, now: now)
+    }
+
+    /// A session with limits of its own.
     init(limits: GatewayLimits, now: NIODeadline) {
-        self.limits = limits
-        bucket = TokenBucket(rate: limits.commandsPerSecond, burst: limits.commandBurst, now: now)
+        self.init(limits: SharedValue(limits), now: now)
     }
 
     var connectionID: String? {

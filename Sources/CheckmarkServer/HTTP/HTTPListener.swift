@@ -25,6 +25,8 @@ package final class HTTPListener: Sendable {
         let counter = ManagedAtomic<Int>(0)
         let sessionIDs: @Sendable () -> Int = { counter.wrappingIncrementThenLoad(ordering: .relaxed) }
         let pending = PendingConnections(limit: httpLimits.maxPendingConnections)
+        let connectionSettings = WebSocketConnectionSettings(
+            role: .server, limits: webSocket.limits, compressionConfiguration: handshake.compression)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: backlog)
             // Out of descriptors (EMFILE, ENFILE) or memory, accepting pauses (accept_backoff) instead of
@@ -64,7 +66,7 @@ package final class HTTPListener: Sendable {
                     try sync.addHandler(HTTPResponseEncoder())
                     try sync.addHandler(HTTPServerHandler(
                         routes: routes, handshake: handshake, limits: httpLimits, webSocket: webSocket,
-                        headGuard: headGuard, sessionIDs: sessionIDs, pending: pending))
+                        connectionSettings: connectionSettings, headGuard: headGuard, sessionIDs: sessionIDs, pending: pending))
                 }
             }
             .bind(host: host, port: port).get()

@@ -33,6 +33,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let handshake: ServerHandshake
     private let limits: HTTPLimits
     private let webSocket: WebSocketSettings
+    /// What the listener's WebSocket connections share (one for the listener, not a copy each).
+    private let connectionSettings: WebSocketConnectionSettings
     private let headGuard: HeadSizeGuard
     private let sessionIDs: @Sendable () -> Int
     private let pending: PendingConnections
@@ -55,7 +57,9 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var tooLargeEnded = false
 
     init(routes: any HTTPRoutes, handshake: ServerHandshake, limits: HTTPLimits, webSocket: WebSocketSettings,
-         headGuard: HeadSizeGuard, sessionIDs: @escaping @Sendable () -> Int, pending: PendingConnections) {
+         connectionSettings: WebSocketConnectionSettings, headGuard: HeadSizeGuard,
+         sessionIDs: @escaping @Sendable () -> Int, pending: PendingConnections) {
+        self.connectionSettings = connectionSettings
         self.pending = pending
         self.routes = routes
         self.handshake = handshake
@@ -269,9 +273,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.flush()
 
         state = .upgraded
-        let connection = WebSocketConnection(
-            role: .server, limits: webSocket.limits, compression: acceptance.compression,
-            compressionConfiguration: handshake.compression, allocator: context.channel.allocator)
+        let connection = WebSocketConnection(settings: connectionSettings, compression: acceptance.compression)
         let handler = WebSocketChannelHandler(
             connection: connection, application: application, timeouts: webSocket.timeouts, sessionID: sessionIDs())
         let pipeline = context.pipeline.syncOperations

@@ -28,13 +28,17 @@ public struct WebSocketConnection {
         var validator: UTF8Validator?
     }
 
-    public let role: WebSocketRole
-    public let limits: WebSocketLimits
+    /// What this connection has in common with the others of its endpoint.
+    public let settings: WebSocketConnectionSettings
     /// The negotiated permessage-deflate parameters, nil when not in use.
     public let compression: PerMessageDeflateParameters?
     public private(set) var state: State = .open
 
-    private let compressionConfiguration: PerMessageDeflateConfiguration
+    public var role: WebSocketRole { settings.role }
+    public var limits: WebSocketLimits { settings.limits }
+    private var compressionConfiguration: PerMessageDeflateConfiguration { settings.compressionConfiguration }
+    private var allocator: ByteBufferAllocator { settings.allocator }
+
     private var parser: FrameParser
     private var partial: PartialMessage?
     private var inflater: Inflater?
@@ -42,10 +46,8 @@ public struct WebSocketConnection {
     private var outbound: [ByteBuffer] = []
     /// Bytes in `outbound`.
     private var outboundBytes = 0
-    private let allocator: ByteBufferAllocator
-    /// Fresh masking keys for a client; nil for a server.
-    private let makeMaskingKey: (() -> WebSocketMaskingKey)?
 
+    /// A connection with settings of its own.
     /// - Parameters:
     ///   - role: server or client; a client must pass `maskingKeys`, a source of fresh random keys.
     ///   - compression: parameters agreed in the handshake, or nil.
@@ -55,16 +57,21 @@ public struct WebSocketConnection {
         compression: PerMessageDeflateParameters? = nil,
         compressionConfiguration: PerMessageDeflateConfiguration = .init(),
         allocator: ByteBufferAllocator = .init(),
-        maskingKeys: (() -> WebSocketMaskingKey)? = nil
+        maskingKeys: (@Sendable () -> WebSocketMaskingKey)? = nil
     ) {
-        precondition(role == .server || maskingKeys != nil, "a client needs a source of masking keys")
-        self.role = role
-        self.limits = limits
+        self.init(
+            settings: WebSocketConnectionSettings(
+                role: role, limits: limits, compressionConfiguration: compressionConfiguration,
+                allocator: allocator, maskingKeys: maskingKeys),
+            compression: compression)
+    }
+
+    /// A connection sharing `settings` with the other connections of its endpoint.
+    /// - Parameter compression: parameters agreed in the handshake, or nil.
+    public init(settings: WebSocketConnectionSettings, compression: PerMessageDeflateParameters? = nil) {
+        self.settings = settings
         self.compression = compression
-        self.compressionConfiguration = compressionConfiguration
-        self.allocator = allocator
-        self.makeMaskingKey = role == .client ? maskingKeys : nil
-        self.parser = FrameParser(role: role, maxFrameSize: limits.maxFrameSize, allowsRSV1: compression != nil)
+        self.parser = FrameParser(role: settings.role, maxFrameSize: settings.limits.maxFrameSize, allowsRSV1: compression != nil)
     }
 
     // MARK: Receiving
@@ -315,7 +322,7 @@ public struct WebSocketConnection {
 
     private mutating func queue(opcode: WebSocketOpcode, payload: ByteBuffer, rsv1: Bool = false) {
         var out = allocator.buffer(capacity: FrameEncoder.maxHeaderSize + payload.readableBytes)
-        FrameEncoder.encode(rsv1: rsv1, opcode: opcode, payload: payload, maskingKey: makeMaskingKey?(), into: &out)
+        FrameEncoder.encode(rsv1: rsv1, opcode: opcode, payload: payload, maskingKey: settings.makeMaskingKey?(), into: &out)
         outboundBytes += out.readableBytes
         outbound.append(out)
     }
