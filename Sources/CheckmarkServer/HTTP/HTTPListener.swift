@@ -44,7 +44,7 @@ package final class HTTPListener: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: HTTPLimits.readsPerReadinessEvent)
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
+            .childChannelOption(.recvAllocator, value: ReceiveBufferSizer(
                 minimum: 64, initial: HTTPLimits.initialReceiveBufferBytes, maximum: 64 * 1024))
             .childChannelOption(.writeBufferWaterMark, value: .init(
                 low: HTTPLimits.writeBufferLowWaterMark, high: HTTPLimits.writeBufferHighWaterMark))

@@ -43,8 +43,11 @@ public struct WebSocketConnection {
     private var partial: PartialMessage?
     private var inflater: Inflater?
     private var deflater: Deflater?
-    private var outbound: [ByteBuffer] = []
-    /// Bytes in `outbound`.
+    /// The oldest frame waiting for the transport, and those after it: a connection that gets one
+    /// frame at a time (and an idle one) needs no array.
+    private var firstOutbound: ByteBuffer?
+    private var moreOutbound: [ByteBuffer] = []
+    /// Bytes in `firstOutbound` and `moreOutbound`.
     private var outboundBytes = 0
 
     /// A connection with settings of its own.
@@ -264,8 +267,7 @@ public struct WebSocketConnection {
     public mutating func sendEncodedFrame(_ bytes: ByteBuffer) -> Bool {
         precondition(role == .server, "shared frames are unmasked: server role only")
         guard state == .open else { return false }
-        outbound.append(bytes)
-        outboundBytes += bytes.readableBytes
+        enqueue(bytes)
         return true
     }
 
@@ -283,9 +285,21 @@ public struct WebSocketConnection {
     /// Hands the bytes queued for the transport since the last call to `body`, in order, and forgets
     /// them. The queue keeps its storage, so a connection in steady state allocates nothing here.
     public mutating func drainOutbound(_ body: (ByteBuffer) -> Void) {
-        for bytes in outbound { body(bytes) }
-        outbound.removeAll(keepingCapacity: true)
+        guard let first = firstOutbound else { return }
+        body(first)
+        for bytes in moreOutbound { body(bytes) }
+        firstOutbound = nil
+        moreOutbound.removeAll(keepingCapacity: true)
         outboundBytes = 0
+    }
+
+    private mutating func enqueue(_ bytes: ByteBuffer) {
+        if firstOutbound == nil {
+            firstOutbound = bytes
+        } else {
+            moreOutbound.append(bytes)
+        }
+        outboundBytes += bytes.readableBytes
     }
 
     /// The bytes queued for the transport since the last call, in order (a convenience over
@@ -297,10 +311,10 @@ public struct WebSocketConnection {
     }
 
     /// Whether bytes are waiting in ``takeOutbound()``.
-    public var hasOutbound: Bool { !outbound.isEmpty }
+    public var hasOutbound: Bool { firstOutbound != nil }
 
     /// How many frames are waiting in ``takeOutbound()``.
-    public var outboundFrameCount: Int { outbound.count }
+    public var outboundFrameCount: Int { firstOutbound == nil ? 0 : 1 + moreOutbound.count }
 
     /// How many bytes are waiting in ``takeOutbound()``.
     public var outboundByteCount: Int { outboundBytes }
@@ -323,7 +337,6 @@ public struct WebSocketConnection {
     private mutating func queue(opcode: WebSocketOpcode, payload: ByteBuffer, rsv1: Bool = false) {
         var out = allocator.buffer(capacity: FrameEncoder.maxHeaderSize + payload.readableBytes)
         FrameEncoder.encode(rsv1: rsv1, opcode: opcode, payload: payload, maskingKey: settings.makeMaskingKey?(), into: &out)
-        outboundBytes += out.readableBytes
-        outbound.append(out)
+        enqueue(out)
     }
 }
