@@ -13,7 +13,12 @@ import NIOCore
 final class GatewayConnection: WebSocketApplication, EventSink {
     let eventLoop: any EventLoop
     private let gateway: Gateway
-    private let authentication: Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>
+    /// What the credentials said, on the heap and only until the connection is registered: a
+    /// long-lived connection should not carry it inline.
+    private indirect enum Credentials {
+        case checked(Result<GatewayAuthenticator.Identity, GatewayAuthenticator.Refusal>)
+    }
+    private var credentials: Credentials?
     /// The client's address as the listener saw it, for the refusal and access logs.
     private let peer: String
     private var websocket: WebSocketSession?
@@ -26,7 +31,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
          peer: String = "-") {
         self.eventLoop = eventLoop
         self.gateway = gateway
-        self.authentication = authentication
+        credentials = .checked(authentication)
         self.peer = peer
         session = GatewaySession(limits: gateway.sessionLimits, now: .now())
     }
@@ -41,6 +46,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         sharedCompressionWindowBits = websocket.canShareCompressedFrames ? websocket.sharedCompressionWindowBits : nil
         gateway.metrics.connections.increment()
         gateway.opened(self)
+        guard case .checked(let authentication)? = credentials else { return }
         handle(.opened(authentication))
     }
 
@@ -161,7 +167,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     /// Updates the user from the profile sent with the connection (creating it if it is new), registers
     /// the connection and reads its first `health.check`.
     private func register(_ userID: String) {
-        guard case .success(let identity) = authentication else { return }
+        guard case .checked(.success(let identity))? = credentials else { return }
+        credentials = nil
         let connectionID = Self.makeConnectionID()
         let service = gateway.service
         let details = identity.details

@@ -40,7 +40,19 @@ public struct WebSocketConnection {
     private var allocator: ByteBufferAllocator { settings.allocator }
 
     private var parser: FrameParser
-    private var partial: PartialMessage?
+    /// A fragmented message being reassembled, on the heap: most connections never fragment, and an
+    /// idle one should not carry the space inline.
+    private indirect enum Reassembly {
+        case message(PartialMessage)
+    }
+    private var reassembly: Reassembly?
+    private var partial: PartialMessage? {
+        get {
+            guard case .message(let message)? = reassembly else { return nil }
+            return message
+        }
+        set { reassembly = newValue.map { .message($0) } }
+    }
     private var inflater: Inflater?
     private var deflater: Deflater?
     /// The oldest frame waiting for the transport, and those after it: a connection that gets one
