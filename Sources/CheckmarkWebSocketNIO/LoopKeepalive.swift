@@ -7,7 +7,8 @@ import NIOCore
 ///
 /// A connection's ping or idle close happens at the first look at or after it is due, so at most
 /// one ``period`` late: an eighth of the shortest interval or timeout of the loop's connections,
-/// at most ``maxPeriod``. The clock, and its task, exist only while the loop has such connections.
+/// at most ``maxPeriod`` (the shortest since the loop's clock started: a listener's connections all
+/// have the same timeouts). The clock, and its task, exist only while the loop has such connections.
 /// Used only on its loop.
 final class LoopKeepalive {
     /// The longest time between two looks at a loop's connections.
@@ -19,6 +20,8 @@ final class LoopKeepalive {
     private var watched: [WebSocketChannelHandler] = []
     private var period: TimeAmount = LoopKeepalive.maxPeriod
     private var task: Scheduled<Void>?
+    /// Which call of `schedule()` made `task`.
+    private var generation = 0
 
     nonisolated(unsafe) private static let perLoop = LoopLocal<LoopKeepalive>()
 
@@ -73,13 +76,15 @@ final class LoopKeepalive {
         if watched.isEmpty {
             task?.cancel()
             task = nil
-            Self.perLoop.remove(of: eventLoop)
+            if Self.perLoop.existing(of: eventLoop) === self { Self.perLoop.remove(of: eventLoop) }
         }
     }
 
     private func schedule() {
         let eventLoop = self.eventLoop
-        task = eventLoop.assumeIsolated().scheduleTask(in: period) { [self] in
+        generation &+= 1
+        let scheduled = generation
+        let scheduledTask = eventLoop.assumeIsolated().scheduleTask(in: period) { [self] in
             task = nil
             let now = eventLoop.now
             // Pings and closes may remove connections from `watched`: decide first, then act.
@@ -87,6 +92,12 @@ final class LoopKeepalive {
             for handler in watched where handler.keepaliveIsDue(at: now) { due.append(handler) }
             for handler in due { handler.keepaliveTick(at: now) }
             if !watched.isEmpty && task == nil { schedule() }
+        }
+        task = scheduledTask
+        // Cancelled by the loop (it is shutting down, or a test loop dropped its tasks): the next
+        // connection added starts the clock again.
+        scheduledTask.futureResult.assumeIsolated().whenFailure { [self] _ in
+            if generation == scheduled { task = nil }
         }
     }
 }

@@ -85,6 +85,34 @@ struct LoopKeepaliveTests {
         _ = try? channel.finish()
     }
 
+    /// Closes that remove connections from the clock in the middle of its look leave the others
+    /// alone.
+    @Test func severalIdleConnectionsCloseInOneLook() throws {
+        let loop = EmbeddedEventLoop()
+        let channels = try (0..<5).map { _ in try Self.connection(on: loop, keepalive: nil, idle: .seconds(8)) }
+        loop.advanceTime(by: .seconds(8))
+        for channel in channels { #expect(try Self.frames(channel).closes == 1) }
+        #expect(LoopKeepalive.existing(on: loop) == nil)
+        for channel in channels { _ = try? channel.finish() }
+    }
+
+    /// Regression (found in review): when the loop dropped the clock's task (a test loop's
+    /// `finish()`, a loop shutting down), the clock kept believing it was scheduled, and connections
+    /// added afterwards were never pinged.
+    @Test func aClockWhoseTaskTheLoopDroppedStartsAgain() throws {
+        let loop = EmbeddedEventLoop()
+        let kept = try Self.connection(on: loop, keepalive: .seconds(30), idle: nil)
+        let finished = try Self.connection(on: loop, keepalive: .seconds(30), idle: nil)
+        loop.advanceTime(by: .seconds(1))
+        _ = try finished.finish()
+        let added = try Self.connection(on: loop, keepalive: .seconds(30), idle: nil)
+        loop.advanceTime(by: .seconds(30))
+        #expect(try Self.frames(added).pings == 1)
+        #expect(try Self.frames(kept).pings == 1)
+        _ = try? kept.finish()
+        _ = try? added.finish()
+    }
+
     @Test func periodIsAnEighthOfTheShortestTimeBetweenItsBounds() {
         #expect(LoopKeepalive.period(for: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(120))) == .seconds(1))
         #expect(LoopKeepalive.period(for: WebSocketTimeouts(keepaliveInterval: .milliseconds(800), idleTimeout: .seconds(120))) == .milliseconds(100))

@@ -45,6 +45,32 @@ struct ReceiveBufferSizerTests {
         #expect(sizer.maximum == 8192)
     }
 
+    /// The same sizes as NIO's allocator for the same reads, whatever their order.
+    @Test func followsTheSameRuleAsNIOsAdaptiveAllocator() {
+        var ours = ReceiveBufferSizer(minimum: 64, initial: 256, maximum: 65536)
+        var nio = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536)
+        // A fixed pseudo-random sequence (Knuth's MMIX LCG), so that a failure replays.
+        var state: UInt64 = 21
+        func random() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        for step in 0..<5_000 {
+            let size = ours.nextBufferSize()!
+            // Full reads, small reads, and reads in between, as a socket gives them.
+            let read = switch random() % 4 {
+            case 0: size
+            case 1: Int(random() % UInt64(size / 2 + 1))
+            default: Int(random() % UInt64(size + 1))
+            }
+            let grewOurs = ours.record(actualReadBytes: read)
+            let grewNIO = nio.record(actualReadBytes: read)
+            #expect(grewOurs == grewNIO, "step \(step)")
+            #expect(ours.nextBufferSize() == nio.nextBufferSize(), "step \(step)")
+            if ours.nextBufferSize() != nio.nextBufferSize() { return }
+        }
+    }
+
     /// Regression: NIO's `AdaptiveRecvByteBufferAllocator` (33 bytes) did not fit the existential's
     /// 24 inline bytes, so every connection held a 49-byte heap box for it.
     @Test func fitsInlineInAnExistential() {
@@ -52,3 +78,4 @@ struct ReceiveBufferSizerTests {
         #expect(MemoryLayout<AdaptiveRecvByteBufferAllocator>.size > 3 * MemoryLayout<Int>.size)
     }
 }
+

@@ -25,6 +25,7 @@ package final class HTTPListener: Sendable {
         let counter = ManagedAtomic<Int>(0)
         let sessionIDs: @Sendable () -> Int = { counter.wrappingIncrementThenLoad(ordering: .relaxed) }
         let pending = PendingConnections(limit: httpLimits.maxPendingConnections)
+        // With NIO's default allocator, which the listener's channels use too (no `.allocator` option).
         let connectionSettings = WebSocketConnectionSettings(
             role: .server, limits: webSocket.limits, compressionConfiguration: handshake.compression)
         let channel = try await ServerBootstrap(group: group)

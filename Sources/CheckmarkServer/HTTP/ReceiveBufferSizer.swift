@@ -4,9 +4,9 @@ import NIOCore
 /// first, twice the last size after a read that filled the buffer (up to ``maximum``), half of it
 /// after two reads in a row that used at most half (down to ``minimum``). Sizes are powers of two.
 ///
-/// The same rule as NIO's `AdaptiveRecvByteBufferAllocator`, in 12 bytes instead of 33: NIO holds a
+/// The same rule as NIO's `AdaptiveRecvByteBufferAllocator`, in 4 bytes instead of 33: NIO holds a
 /// channel's allocator as an existential, which stores up to 24 bytes inline and boxes anything
-/// larger, so NIO's own cost a 49-byte heap box per connection.
+/// larger, so NIO's own allocator cost a 49-byte heap box per connection.
 struct ReceiveBufferSizer: RecvByteBufferAllocator {
     private let minimumShift: UInt8
     private let maximumShift: UInt8
@@ -18,7 +18,8 @@ struct ReceiveBufferSizer: RecvByteBufferAllocator {
     var maximum: Int { 1 << Int(maximumShift) }
     var nextSize: Int { 1 << Int(shift) }
 
-    /// Sizes are rounded: `minimum` and `initial` down and `maximum` up to a power of two.
+    /// Sizes are rounded: `minimum` and `initial` down and `maximum` up to a power of two. Traps
+    /// unless 1 <= `minimum` <= `initial` <= `maximum` <= 1 GiB (the listener passes constants).
     init(minimum: Int, initial: Int, maximum: Int) {
         precondition(0 < minimum && minimum <= initial && initial <= maximum && maximum <= 1 << 30,
                      "receive buffer sizes: 0 < minimum \(minimum) <= initial \(initial) <= maximum \(maximum) <= 1 GiB")
