@@ -87,10 +87,9 @@ final class LoopKeepalive {
         let scheduledTask = eventLoop.assumeIsolated().scheduleTask(in: period) { [self] in
             task = nil
             let now = eventLoop.now
-            // Pings and closes may remove connections from `watched`: decide first, then act.
-            var due: [WebSocketChannelHandler] = []
-            for handler in watched where handler.keepaliveIsDue(at: now) { due.append(handler) }
-            for handler in due { handler.keepaliveTick(at: now) }
+            // An idle close removes its connection from `watched`: the loop goes over the array as
+            // it was when the look began, and a connection removed meanwhile ignores its tick.
+            for handler in watched { handler.keepaliveTick(at: now) }
             if !watched.isEmpty && task == nil { schedule() }
         }
         task = scheduledTask

@@ -269,13 +269,6 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         keepalive = nil
     }
 
-    /// Whether ``keepaliveTick(at:)`` has something to do at `now`.
-    func keepaliveIsDue(at now: NIODeadline) -> Bool {
-        if let idle = timeouts.idleTimeout, lastRead + idle <= now { return true }
-        if let interval = timeouts.keepaliveInterval, max(lastRead, lastPing) + interval <= now { return true }
-        return false
-    }
-
     /// Pings only a connection that has been silent for a whole interval (a busy connection already
     /// proves it is alive, and pings in the middle of a stream of messages are noise to the peer), and
     /// at most once per interval while it stays silent. Closes with 1001 a connection that has sent
