@@ -52,6 +52,14 @@ struct ConfigurationLoaderTests {
         }
     }
 
+    @Test func channelStateCacheTakesASizeAndZeroTurnsItOff() throws {
+        #expect(ServerConfiguration().channelStateCacheBytes == 16 << 20)
+        let sized = try ConfigurationLoader.load(file: nil, environment: ["CHECKMARK_CHANNEL_STATE_CACHE": "1MiB"], flags: [:])
+        #expect(sized.channelStateCacheBytes == 1 << 20)
+        let off = try ConfigurationLoader.load(file: nil, environment: [:], flags: ["channel_state_cache": "0"])
+        #expect(off.channelStateCacheBytes == 0)
+    }
+
     @Test func nonPositiveLimitsFailValidation() throws {
         var configuration = ServerConfiguration()
         configuration.maxRequestBodyBytes = 0
@@ -62,6 +70,7 @@ struct ConfigurationLoaderTests {
         (["CHECKMARK_PORT": "70000"], [:], "environment CHECKMARK_PORT: port must be between 0 and 65535, not 70000"),
         ([:], ["max_request_body": "0"], "flag --max-request-body: max_request_body must be positive, not 0"),
         (["CHECKMARK_KEEPALIVE": "-1"], [:], "environment CHECKMARK_KEEPALIVE: keepalive must not be negative, not -1"),
+        ([:], ["channel_state_cache": "-1"], "flag --channel-state-cache: channel_state_cache must not be negative, not -1"),
         (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {

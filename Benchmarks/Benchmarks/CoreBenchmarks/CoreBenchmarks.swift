@@ -121,4 +121,19 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
         }
     }
+
+    // A storm of watches of one channel: each reply copies the kept member, read-state and message
+    // lists and encodes only the watcher's own entries, whatever the channel's size.
+    for members in [1_000, 16_000] {
+        Benchmark("watch-reply-kept-lists-\(members / 1_000)k-members", configuration: .init(metrics: metrics, scalingFactor: .one)) { benchmark in
+            let engine = members == 1_000 ? channelOf1k : channelOf16k
+            var fragments = ChannelStateFragments()
+            blackHole(try! ResultJSON.channelState(engine: engine, cid: general, viewer: "user-0", fragments: &fragments))
+            benchmark.startMeasurement()
+            for i in benchmark.scaledIterations {
+                blackHole(try! ResultJSON.channelState(engine: engine, cid: general, viewer: "user-\(i % members)", fragments: &fragments))
+            }
+            benchmark.stopMeasurement()
+        }
+    }
 }

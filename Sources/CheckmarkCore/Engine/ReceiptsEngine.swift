@@ -158,6 +158,11 @@ public struct ReceiptsEngine: Sendable {
     func connections(of userID: String) -> [String] {
         userConnections[userID] ?? []
     }
+
+    /// Whether `userID` has a connection open (Stream's `online`).
+    public func isOnline(_ userID: String) -> Bool {
+        !(userConnections[userID]?.isEmpty ?? true)
+    }
 }
 
 extension ReceiptsEngine {

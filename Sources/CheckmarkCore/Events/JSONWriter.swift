@@ -92,6 +92,21 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: json)
     }
 
+    /// Appends bytes that are already valid JSON: one value, or several array elements joined by commas
+    /// when inside an array.
+    public mutating func raw(_ json: ArraySlice<UInt8>) {
+        separator()
+        bytes.append(contentsOf: json)
+    }
+
+    /// Makes room for `count` more bytes, so that writing them does not grow the storage step by step.
+    public mutating func reserveCapacity(_ count: Int) {
+        bytes.reserveCapacity(bytes.count + count)
+    }
+
+    /// How many bytes have been written.
+    public var count: Int { bytes.count }
+
     // Convenience for `"key": value` pairs.
     public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
     public mutating func field(_ name: String, _ value: Int) { key(name); int(value) }

@@ -59,14 +59,14 @@ extension RESTAPI {
             return service.submit(.watch(connectionID: watchConnection, cid: cid))
         }
         .flatMap { _ in
-            service.read { engine in
+            service.readChannelStates { engine, fragments in
                 // Checked again where the answer is read: the channel may have been created meanwhile
                 // by another caller, without this user (creation and this check are not one step).
                 if case .user(let user) = caller, engine.channels[cid]?.members[user] == nil {
                     throw WireError.forbidden("\(user) is not a member of \(cid)")
                 }
                 return try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messages: messages,
-                                                   watcherCount: service.clusterWatcherCount(cid))
+                                                   watcherCount: service.clusterWatcherCount(cid), fragments: &fragments)
             }
         }
     }
@@ -151,9 +151,9 @@ extension RESTAPI {
             return EventLoopFuture.whenAllSucceed(watches, on: service.engineLoop).map { _ in cids }
         }
         .flatMap { cids in
-            service.read { engine in
+            service.readChannelStates { engine, fragments in
                 try RESTResultJSON.channelStates(cids, engine: engine, viewer: viewer, messageLimit: messageLimit,
-                                                 watcherCount: service.clusterWatcherCount)
+                                                 watcherCount: service.clusterWatcherCount, fragments: &fragments)
             }
         }
     }

@@ -234,9 +234,10 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let service = gateway.service
         service.watch(connectionID: connectionID, userID: userID, cid: cid, resumingAfter: lastSeq, maxResumeEvents: gateway.limits.maxResumeEvents)
             .flatMap { resume in
-                service.read { engine in
+                service.readChannelStates { engine, fragments in
                     GatewaySession.WatchAnswer(
-                        state: try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID, watcherCount: service.clusterWatcherCount(cid)),
+                        state: try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID, watcherCount: service.clusterWatcherCount(cid),
+                                                           fragments: &fragments),
                         counts: engine.counts(for: userID), resume: resume)
                 }
             }

@@ -41,6 +41,7 @@ package enum ConfigurationLoader {
         ("rest_requests_per_second", "REST requests per second one user token may make; server tokens are not limited (default 100)"),
         ("rest_request_burst", "REST requests one user token may make at once above the rate, 429 past it (default 200)"),
         ("max_user_profile", "largest user profile (name, image, custom fields) in bytes, 400 past it; equal on every node (default 5120)"),
+        ("channel_state_cache", "bytes of channel members, read states and messages kept encoded between watches, 0 keeps none (default 16777216)"),
         ("json_max_depth", "deepest nesting of a JSON request body or WebSocket message, 400 / 1009 past it (default 64)"),
         ("json_max_keys", "most keys in one JSON object of a request or message, 400 / 1009 past it (default 1000)"),
         ("json_max_string", "longest JSON string in a request or message, in bytes, 400 / 1009 past it (default 65536)"),
@@ -60,7 +61,7 @@ package enum ConfigurationLoader {
         "slow_consumer_grace": .milliseconds, "max_resume_events": .count, "max_message_size": .bytes,
         "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
         "max_pipelined_bytes": .bytes, "accept_backoff": .milliseconds, "token_clock_skew": .seconds, "refusal_log_lines_per_second": .count,
-        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes,
+        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes, "channel_state_cache": .bytes,
         "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
         "idle_timeout": .seconds, "journal_max_age": .seconds, "journal_max_events_per_channel": .count,
         "shutdown_timeout": .seconds,
@@ -243,6 +244,7 @@ package enum ConfigurationLoader {
         case "max_message_size": c.maxMessageBytes = try int()
         case "max_request_body": c.maxRequestBodyBytes = try int()
         case "max_user_profile": c.maxUserProfileBytes = try int()
+        case "channel_state_cache": c.channelStateCacheBytes = try int()
         case "request_timeout": c.requestTimeoutSeconds = try int()
         case "max_pending_connections": c.maxPendingConnections = try int()
         case "max_pipelined_bytes": c.maxPipelinedBytes = try int()
@@ -303,6 +305,7 @@ extension ConfigurationLoader {
         case "rest_requests_per_second": "\(c.restRequestsPerSecond)"
         case "rest_request_burst": "\(c.restRequestBurst)"
         case "max_user_profile": "\(c.maxUserProfileBytes)"
+        case "channel_state_cache": "\(c.channelStateCacheBytes)"
         case "json_max_depth": "\(c.gateway.json.maxDepth)"
         case "json_max_keys": "\(c.gateway.json.maxKeysPerObject)"
         case "json_max_string": "\(c.gateway.json.maxStringBytes)"

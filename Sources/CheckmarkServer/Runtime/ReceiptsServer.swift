@@ -49,7 +49,8 @@ package final class ReceiptsServer: Sendable {
             service = try await ReceiptsService.start(
                 store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger,
                 maxWatchedChannelsPerConnection: configuration.gateway.maxWatchedChannelsPerConnection,
-                maxUserProfileBytes: configuration.maxUserProfileBytes, compression: compression,
+                maxUserProfileBytes: configuration.maxUserProfileBytes, channelStateCacheBytes: configuration.channelStateCacheBytes,
+                compression: compression,
                 recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) })
         } catch {

@@ -3,6 +3,7 @@ import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
+import CheckmarkWire
 import Logging
 import NIOCore
 
@@ -51,6 +52,8 @@ package struct ServerConfiguration: Sendable {
     package var restRequestBurst = 200
     /// Largest user profile (name, image, custom fields), in bytes; 400 past it. Equal on every node.
     package var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
+    /// Bytes of channel states' member, read-state and message lists kept encoded between watches; 0 keeps none.
+    package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
     package var keepaliveSeconds = 30
     package var idleTimeoutSeconds = 120
     package var compression = true
@@ -111,6 +114,9 @@ package struct ServerConfiguration: Sendable {
             problems.append((key, "\(key) must be positive, not \(value)"))
         }
         if tokenClockSkewSeconds < 0 { problems.append(("token_clock_skew", "token_clock_skew must not be negative, not \(tokenClockSkewSeconds)")) }
+        if channelStateCacheBytes < 0 {
+            problems.append(("channel_state_cache", "channel_state_cache must not be negative, not \(channelStateCacheBytes)"))
+        }
         if keepaliveSeconds < 0 { problems.append(("keepalive", "keepalive must not be negative, not \(keepaliveSeconds)")) }
         if idleTimeoutSeconds < 0 { problems.append(("idle_timeout", "idle_timeout must not be negative, not \(idleTimeoutSeconds)")) }
         return problems

@@ -67,11 +67,14 @@ package final class ReceiptsService: Sendable {
         var sinks: [String: any EventSink] = [:]
         /// Per open connection, the last journal event sequence when it opened.
         var openedAfterEventSeq: [String: Int64] = [:]
+        /// Channel states' lists kept encoded for the next watch or query of the same channel.
+        var fragments: ChannelStateFragments
         let tracer: CommandTracer
         var drained: [EventLoopPromise<Void>] = []
 
         init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
-             maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int) {
+             maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int) {
+            fragments = ChannelStateFragments(budgetBytes: channelStateCacheBytes)
             engine = ReceiptsEngine(restoring: stored.snapshot)
             engine.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
             engine.maxUserProfileBytes = maxUserProfileBytes
@@ -84,10 +87,12 @@ package final class ReceiptsService: Sendable {
     }
 
     /// Loads the state from `store` and starts serving on `engineLoop`. `maxWatchedChannelsPerConnection`
-    /// bounds the watches of one connection however they come (socket or REST).
+    /// bounds the watches of one connection however they come (socket or REST); `channelStateCacheBytes`
+    /// bounds the channel-state lists kept encoded (``ChannelStateFragments``).
     package static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
         maxWatchedChannelsPerConnection: Int = .max, maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
+        channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in }
@@ -99,7 +104,7 @@ package final class ReceiptsService: Sendable {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, stored: stored,
                 maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxUserProfileBytes: maxUserProfileBytes,
-                metrics: metrics,
+                channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
                 logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
         if let cluster = service.cluster {
@@ -109,7 +114,7 @@ package final class ReceiptsService: Sendable {
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,
-                 maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int,
+                 maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int,
                  metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void) {
@@ -127,7 +132,8 @@ package final class ReceiptsService: Sendable {
         self.cluster = cluster
         self.state = NIOLoopBoundBox(State(
             stored, mode: cluster == nil ? .local : .cluster, tracer: CommandTracer(recorder: recorder, logger: logger),
-            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxUserProfileBytes: maxUserProfileBytes),
+            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxUserProfileBytes: maxUserProfileBytes,
+            channelStateCacheBytes: channelStateCacheBytes),
             eventLoop: engineLoop)
         self.metrics = metrics
         fanOut = EventFanOut(metrics: metrics, compression: compression)
@@ -171,13 +177,21 @@ package final class ReceiptsService: Sendable {
     /// the commit of a command before it fails, the read fails too (`storage_unavailable`): what it
     /// saw was never durable and is never served.
     package func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
+        readChannelStates { engine, _ in try body(engine) }
+    }
+
+    /// Reads as ``read(_:)`` does, with the lists of channel states kept encoded
+    /// (``ChannelStateFragments``) for `body` to write channel states with.
+    package func readChannelStates<T: Sendable>(
+        _ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments) throws -> T
+    ) -> EventLoopFuture<T> {
         let promise = engineLoop.makePromise(of: T.self)
         engineLoop.execute {
             self.schedule(changesState: false) {
                 let state = self.state.value
                 // After a failed commit the engine holds what never became durable: nothing is read from it.
                 if let failed = state.sequencer.failure { return promise.fail(ServiceError.storage(failed)) }
-                let value = Result { try body(state.engine) }
+                let value = Result { try body(state.engine, &state.fragments) }
                 self.carryOut(state.sequencer.applied(entry: nil, events: [], token: Completion(complete: { outcome in
                     switch outcome {
                     case .success: promise.completeWith(value)

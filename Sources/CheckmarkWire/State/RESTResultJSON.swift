@@ -25,16 +25,16 @@ package enum RESTResultJSON {
 
     /// `{"channels": [channel state, ...]}` of a channel query, in `cids`' order. `watcherCount`
     /// gives each channel's (cluster-wide) watcher count.
-    /// - Throws: what ``ResultJSON/writeChannelState(engine:cid:viewer:messages:watcherCount:into:)`` throws.
+    /// - Throws: what ``ResultJSON/writeChannelState(engine:cid:viewer:messages:watcherCount:fragments:into:)`` throws.
     package static func channelStates(_ cids: [ChannelCID], engine: ReceiptsEngine, viewer: String, messageLimit: Int,
-                                      watcherCount: (ChannelCID) -> Int) throws -> [UInt8] {
+                                      watcherCount: (ChannelCID) -> Int, fragments: inout ChannelStateFragments) throws -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.key("channels")
         w.beginArray()
         for cid in cids {
             try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: MessagePagination(limit: messageLimit),
-                                             watcherCount: watcherCount(cid), into: &w)
+                                             watcherCount: watcherCount(cid), fragments: &fragments, into: &w)
         }
         w.endArray()
         w.endObject()

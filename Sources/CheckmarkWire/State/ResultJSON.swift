@@ -1,7 +1,7 @@
 import CheckmarkCore
 
 /// The JSON results the gateway's replies and the REST API share.
-package enum ResultJSON {
+public enum ResultJSON {
     /// `{"message": ...}` for a send-message outcome, the author's profile included.
     package static func message(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine) -> [UInt8] {
         var w = JSONWriter()
@@ -17,7 +17,7 @@ package enum ResultJSON {
     /// Most members listed in a channel state (Stream's limit as well).
     package static let memberListLimit = 100
     /// Messages in a channel state unless the request asks for another number.
-    package static let defaultMessageLimit = 25
+    public static let defaultMessageLimit = 25
     /// Most messages a channel state may ask for.
     package static let maxMessageLimit = 300
 
@@ -28,41 +28,84 @@ package enum ResultJSON {
     /// party (a server-side call naming no user): privacy applies to every member.
     /// `watcherCount`: the whole cluster's (``ReceiptsService/clusterWatcherCount(_:)``); the engine's
     /// own count when nil. A paging cursor naming no message of the channel is `invalid_argument`.
-    package static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
-                             messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
-                             watcherCount: Int? = nil) throws -> [UInt8] {
-        var w = JSONWriter()
-        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: messages, watcherCount: watcherCount, into: &w)
+    /// `fragments` keeps the channel's lists encoded for the next state of it; the bytes are the same
+    /// with or without it.
+    public static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
+                                    messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
+                                    watcherCount: Int? = nil, fragments: inout ChannelStateFragments) throws -> [UInt8] {
+        var w = JSONWriter(capacity: 0)
+        try writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: messages, watcherCount: watcherCount,
+                              fragments: &fragments, into: &w)
         return w.bytes
     }
 
+    /// ``channelState(engine:cid:viewer:messages:watcherCount:fragments:)`` with nothing kept.
+    package static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
+                                     messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
+                                     watcherCount: Int? = nil) throws -> [UInt8] {
+        var nothingKept = ChannelStateFragments(budgetBytes: 0)
+        return try channelState(engine: engine, cid: cid, viewer: viewer, messages: messages, watcherCount: watcherCount,
+                                fragments: &nothingKept)
+    }
+
+    /// Writes ``channelState(engine:cid:viewer:messages:watcherCount:fragments:)`` into `w`.
     package static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messages pagination: MessagePagination,
-                                  watcherCount: Int? = nil, into w: inout JSONWriter) throws {
-        let reads = try engine.readStates(of: cid, viewer: viewer)
+                                          watcherCount: Int? = nil, fragments: inout ChannelStateFragments,
+                                          into w: inout JSONWriter) throws {
         guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
         let page = try pagination.page(of: channel.channelMessagePositions, in: channel.messages, index: channel.messageIndex,
                                        prefix: "messages.")
+        var lists = fragments.take(cid)
+        defer { fragments.keep(lists, for: cid) }
+        let listedMembers = channel.memberOrder.reversed().prefix(memberListLimit)
+        lists.members.update(to: listedMembers.compactMap { id in
+            guard let member = channel.members[id], let user = engine.users[id] else { return nil }
+            return ListedMember(user: user, memberSince: member.createdAt, online: engine.isOnline(id))
+        })
+        // Rule 10's list: each member's read state as others may see it; the viewer's own replaces its
+        // entry, or the last one when the viewer is a member listed too far back.
+        let listedReads = Array(channel.memberOrder.reversed().prefix(ReceiptsEngine.readStateListLimit))
+        lists.reads.update(to: listedReads.map { ListedReadState(userID: $0, view: engine.view(of: $0, in: channel, viewer: "")) })
+        lists.messages.update(to: page.map { position in
+            let message = channel.messages[position]
+            return ListedMessage(message: message, sender: engine.users[message.userID],
+                                 replyCount: channel.threads[message.id]?.replyPositions.count ?? 0)
+        })
+
+        // The lists and about 2 KB for the rest, reserved at once.
+        w.reserveCapacity(lists.members.bytes.count + lists.reads.bytes.count + lists.messages.bytes.count + 2048)
         w.beginObject()
         w.key("channel")
         writeChannel(channel, engine: engine, into: &w)
         w.key("members")
-        w.beginArray()
-        for id in channel.memberOrder.reversed().prefix(memberListLimit) {
-            guard let member = channel.members[id], let user = engine.users[id] else { continue }
-            writeMember(member, user: user, engine: engine, into: &w)
-        }
-        w.endArray()
+        w.raw(lists.members.bytes)
         if let member = channel.members[viewer], let user = engine.users[viewer] {
             w.key("membership")
-            writeMember(member, user: user, engine: engine, into: &w)
+            if let listed = lists.members.entries.firstIndex(where: { $0.user.id == viewer }), let bytes = lists.members.element(at: listed) {
+                w.raw(bytes)
+            } else {
+                writeMember(user: user, memberSince: member.createdAt, online: engine.isOnline(viewer), into: &w)
+            }
         }
         w.field("watcher_count", watcherCount ?? channel.watchingUsers.count)
         w.key("read")
-        w.beginArray()
-        for view in reads { StreamJSON.write(readState: view, into: &w) }
-        w.endArray()
+        if channel.members[viewer] != nil, !listedReads.isEmpty {
+            let own = engine.view(of: viewer, in: channel, viewer: viewer)
+            w.beginArray()
+            if let replaced = listedReads.firstIndex(of: viewer) {
+                lists.reads.writeElements(0..<replaced, into: &w)
+                if let own { StreamJSON.write(readState: own, into: &w) }
+                lists.reads.writeElements(replaced + 1..<listedReads.count, into: &w)
+            } else {
+                lists.reads.writeElements(0..<listedReads.count - 1, into: &w)
+                if let own { StreamJSON.write(readState: own, into: &w) }
+            }
+            w.endArray()
+        } else {
+            w.raw(lists.reads.bytes)
+        }
         w.key("messages")
-        writeMessages(page, of: channel, engine: engine, into: &w)
+        w.raw(lists.messages.bytes)
         for empty in ["pinned_messages", "threads", "watchers"] {
             w.key(empty)
             w.beginArray()
@@ -89,12 +132,17 @@ package enum ResultJSON {
 
     /// Stream's channel member object (`ChannelMemberResponse`).
     package static func writeMember(_ member: Member, user: User, engine: ReceiptsEngine, into w: inout JSONWriter) {
+        writeMember(user: user, memberSince: member.createdAt, online: engine.isOnline(user.id), into: &w)
+    }
+
+    /// Stream's channel member object (`ChannelMemberResponse`) of `user`, a member since `memberSince`.
+    package static func writeMember(user: User, memberSince: Timestamp, online: Bool, into w: inout JSONWriter) {
         w.beginObject()
         w.field("user_id", user.id)
         w.key("user")
-        StreamJSON.write(user: user, into: &w, online: !(engine.userConnections[user.id]?.isEmpty ?? true))
-        w.field("created_at", member.createdAt)
-        w.field("updated_at", member.createdAt)
+        StreamJSON.write(user: user, into: &w, online: online)
+        w.field("created_at", memberSince)
+        w.field("updated_at", memberSince)
         w.field("role", "member")
         w.field("channel_role", "channel_member")
         w.field("banned", false)

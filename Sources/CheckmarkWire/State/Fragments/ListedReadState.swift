@@ -1,0 +1,14 @@
+import CheckmarkCore
+
+/// A member's read state as anyone but the member may see it (rule 10's privacy applied); nil when
+/// nothing of it may be shown, and then it takes no place in the list.
+struct ListedReadState: EncodedListEntry {
+    var userID: String
+    var view: ReadStateView?
+
+    var key: String { userID }
+
+    func encode(into writer: inout JSONWriter) {
+        if let view { StreamJSON.write(readState: view, into: &writer) }
+    }
+}
