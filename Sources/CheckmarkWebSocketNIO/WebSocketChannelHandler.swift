@@ -17,33 +17,34 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     public typealias InboundIn = ByteBuffer
     public typealias OutboundOut = ByteBuffer
 
+    // Stored properties are laid out in the order written: the one-byte flags come last, together,
+    // so that no padding follows each of them (an idle connection keeps this object).
     private var connection: WebSocketConnection
     private let application: any WebSocketApplication
-    private let timeouts: WebSocketTimeouts
-    private let sessionID: Int
     private var context: ChannelHandlerContext?
     private var session: WebSocketSession?
-
-    private var flushScheduled = false
     /// The batch that flushes this connection at the end of a tick (its loop's, found once).
     private var flushBatch: LoopFlushBatch?
-    /// The channel's writability as its last `channelWritabilityChanged` said: read per frame without
-    /// going through the pipeline to the channel.
-    private var writable = false
-    /// Bytes written to the channel since the last flush.
-    private var unflushed = false
-    private var closeCode: WebSocketCloseCode?
-    private var transportClosing = false
-    private var disconnectedReported = false
-    private var lastRead: NIODeadline = .now()
-    /// When the last keepalive ping went out; the next one waits a whole interval after it.
-    private var lastPing: NIODeadline = .distantPast
     /// The loop's clock that pings this connection and closes it at the idle timeout (no scheduled
     /// task of its own: what an idle connection costs), while it watches it.
     private var keepalive: LoopKeepalive?
     /// This connection's place among the connections `keepalive` watches (kept by it).
     var keepaliveIndex = 0
+    private let sessionID: Int
+    private var lastRead: NIODeadline = .now()
+    /// When the last keepalive ping went out; the next one waits a whole interval after it.
+    private var lastPing: NIODeadline = .distantPast
     private var closeTask: Scheduled<Void>?
+    private let timeouts: WebSocketTimeouts
+    private var closeCode: WebSocketCloseCode?
+    private var flushScheduled = false
+    /// The channel's writability as its last `channelWritabilityChanged` said: read per frame without
+    /// going through the pipeline to the channel.
+    private var writable = false
+    /// Bytes written to the channel since the last flush.
+    private var unflushed = false
+    private var transportClosing = false
+    private var disconnectedReported = false
 
     public init(connection: WebSocketConnection, application: any WebSocketApplication, timeouts: WebSocketTimeouts, sessionID: Int) {
         self.connection = connection

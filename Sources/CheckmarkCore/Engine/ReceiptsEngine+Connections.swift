@@ -10,7 +10,7 @@ extension ReceiptsEngine {
 
     mutating func disconnect(_ connectionID: String) -> ReceiptsOutcome {
         guard let userID = connections.removeValue(forKey: connectionID) else { return .unchanged }
-        userConnections[userID]?.removeAll { $0 == connectionID }
+        userConnections[userID]?.remove(connectionID)
         if userConnections[userID]?.isEmpty == true { userConnections[userID] = nil }
         for cid in membership[userID] ?? [] { channels[cid]?.memberConnections -= 1 }
         for cid in watching.removeValue(forKey: connectionID) ?? [] {

@@ -14,7 +14,7 @@ public struct ReceiptsEngine: Sendable {
     public internal(set) var membership: [String: Set<ChannelCID>] = [:]
     public internal(set) var connections: [String: String] = [:]
     /// Each user's open connections, in the order they opened.
-    public internal(set) var userConnections: [String: [String]] = [:]
+    public internal(set) var userConnections: [String: UserConnections] = [:]
     /// Channels each connection watches.
     public internal(set) var watching: [String: Set<ChannelCID>] = [:]
     /// Each user's totals over all their channels, kept in step with every unread change, at the
@@ -155,7 +155,7 @@ public struct ReceiptsEngine: Sendable {
     }
 
     /// Connections of `userID`, in the order they opened.
-    func connections(of userID: String) -> [String] {
+    func connections(of userID: String) -> UserConnections {
         userConnections[userID] ?? []
     }
 

@@ -37,13 +37,15 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     }
 
     /// Settled by the opening handshake, so read once when the socket opens.
-    private(set) var sharedCompressionWindowBits: Int?
+    var sharedCompressionWindowBits: Int? { sharedWindowBits.map(Int.init) }
+    /// Held in a byte (window bits are 8 to 15): every connection keeps this object.
+    private var sharedWindowBits: UInt8?
 
     // MARK: Inputs
 
     func connected(_ websocket: WebSocketSession) {
         self.websocket = websocket
-        sharedCompressionWindowBits = websocket.canShareCompressedFrames ? websocket.sharedCompressionWindowBits : nil
+        sharedWindowBits = websocket.canShareCompressedFrames ? UInt8(websocket.sharedCompressionWindowBits) : nil
         gateway.metrics.connections.increment()
         gateway.opened(self)
         guard case .checked(let authentication)? = credentials else { return }

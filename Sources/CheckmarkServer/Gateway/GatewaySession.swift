@@ -110,7 +110,8 @@ struct GatewaySession {
         case ended(connectionID: String?, userID: String?, code: WebSocketCloseCode?)
     }
 
-    private(set) var state: State = .authenticating
+    // Stored properties are laid out in the order written: the narrow ones last, together, so that
+    // no padding follows each of them (every connection holds a session).
     /// The gateway's limits, shared by its sessions.
     private let sharedLimits: SharedValue<GatewayLimits>
     var limits: GatewayLimits { sharedLimits.value }
@@ -124,12 +125,13 @@ struct GatewaySession {
     private var resumeOnConnect: [(ChannelCID, Int64)] = []
     /// The user the credentials name, while its connection slot is being taken.
     private var authenticatedUserID: String?
+    /// Commands received and not answered yet; whether the socket is writable and its reading paused.
+    private var inFlight = 0
+    private(set) var state: State = .authenticating
     /// When the outbound buffer last went over the limit (nil while under it).
     private var overLimitSince: NIODeadline?
     /// Whether frames may still be queued (not after a slow-consumer close, nor once gone).
     private var outboundOpen = true
-    /// Commands received and not answered yet; whether the socket is writable and its reading paused.
-    private var inFlight = 0
     private var isWritable = true
     private var readingPaused = false
     private var timerArmed = false

@@ -32,8 +32,6 @@ public struct WebSocketConnection {
     public let settings: WebSocketConnectionSettings
     /// The negotiated permessage-deflate parameters, nil when not in use.
     public let compression: PerMessageDeflateParameters?
-    public private(set) var state: State = .open
-
     public var role: WebSocketRole { settings.role }
     public var limits: WebSocketLimits { settings.limits }
     private var compressionConfiguration: PerMessageDeflateConfiguration { settings.compressionConfiguration }
@@ -61,6 +59,8 @@ public struct WebSocketConnection {
     private var moreOutbound: [ByteBuffer] = []
     /// Bytes in `firstOutbound` and `moreOutbound`.
     private var outboundBytes = 0
+    // Last: a one-byte field after the wide ones takes no padding.
+    public private(set) var state: State = .open
 
     /// A connection with settings of its own.
     /// - Parameters:

@@ -15,23 +15,24 @@ public struct FrameParser: Sendable {
         case awaitingPayload(Header)
     }
 
+    // Fields are laid out in the order written: the wide ones first, so that the narrow ones share
+    // the padding (every connection holds a parser).
     struct Header: Sendable {
+        var length: Int
         var fin: Bool
         var rsv1: Bool
         var rsv2: Bool
         var rsv3: Bool
         var opcode: WebSocketOpcode
         var maskingKey: WebSocketMaskingKey?
-        var length: Int
     }
 
-    public let role: WebSocketRole
+    private var buffer: ByteBuffer?
     public let maxFrameSize: Int
+    private var state: State = .awaitingHeader
+    public let role: WebSocketRole
     /// Whether RSV1 is defined by a negotiated extension (permessage-deflate).
     public var allowsRSV1: Bool
-
-    private var state: State = .awaitingHeader
-    private var buffer: ByteBuffer?
 
     public init(role: WebSocketRole, maxFrameSize: Int = WebSocketLimits.default.maxFrameSize, allowsRSV1: Bool = false) {
         self.role = role
@@ -144,7 +145,6 @@ public struct FrameParser: Sendable {
         }
         bytes.moveReaderIndex(to: offset)
         return Header(
-            fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3, opcode: opcode, maskingKey: maskingKey,
-            length: length)
+            length: length, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3, opcode: opcode, maskingKey: maskingKey)
     }
 }
