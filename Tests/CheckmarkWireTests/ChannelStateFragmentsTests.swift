@@ -90,6 +90,25 @@ struct ChannelStateFragmentsTests {
         #expect(fragments.channelCount == 1)
     }
 
+    /// Regression: Swift's `String ==` calls "é" and "e" with a combining accent equal, and a kept
+    /// entry was reused for a profile rewritten in the other form at the same instant.
+    @Test func aNameRewrittenInAnotherUnicodeFormIsEncodedAgain() throws {
+        var s = try Self.crowdedChannel()
+        var fragments = ChannelStateFragments()
+        let at = Timestamp(rawValue: s.now + 1_000_000)
+        let composed = "Jos\u{E9}", decomposed = "Jose\u{301}"
+        #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+        for name in [composed, decomposed, composed] {
+            // The same instant for every rewrite: nothing but the name's bytes differs.
+            _ = try s.engine.apply(.upsertUser(User(id: "u3", name: name)), at: at).get()
+            _ = try s.engine.apply(.upsertUser(User(id: "u129", name: name)), at: at).get()
+            for viewer in ["u9", ""] {
+                let kept = try Self.kept(s.engine, viewer: viewer, &fragments)
+                #expect(Self.difference(kept, try Self.fresh(s.engine, viewer: viewer)) == nil, "\(Array(name.utf8)) as \(viewer)")
+            }
+        }
+    }
+
     @Test func pagesOfMessagesOfTheSameChannelEachWriteWhatFreshEncodingWrites() throws {
         var s = try Self.crowdedChannel()
         for index in 3...40 { try s.send("u\(index % 7)", "m\(index)") }

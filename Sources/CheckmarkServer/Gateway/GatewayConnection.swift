@@ -45,7 +45,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
 
     func connected(_ websocket: WebSocketSession) {
         self.websocket = websocket
-        sharedWindowBits = websocket.canShareCompressedFrames ? UInt8(websocket.sharedCompressionWindowBits) : nil
+        sharedWindowBits = websocket.canShareCompressedFrames ? UInt8(clamping: websocket.sharedCompressionWindowBits) : nil
         gateway.metrics.connections.increment()
         gateway.opened(self)
         guard case .checked(let authentication)? = credentials else { return }

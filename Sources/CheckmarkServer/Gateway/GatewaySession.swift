@@ -125,13 +125,14 @@ struct GatewaySession {
     private var resumeOnConnect: [(ChannelCID, Int64)] = []
     /// The user the credentials name, while its connection slot is being taken.
     private var authenticatedUserID: String?
-    /// Commands received and not answered yet; whether the socket is writable and its reading paused.
+    /// Commands received and not answered yet.
     private var inFlight = 0
     private(set) var state: State = .authenticating
     /// When the outbound buffer last went over the limit (nil while under it).
     private var overLimitSince: NIODeadline?
     /// Whether frames may still be queued (not after a slow-consumer close, nor once gone).
     private var outboundOpen = true
+    /// Whether the socket is writable and its reading paused.
     private var isWritable = true
     private var readingPaused = false
     private var timerArmed = false

@@ -13,7 +13,9 @@ package struct EncodedList<Entry: EncodedListEntry>: Sendable {
     /// Where each entry lies in ``bytes`` (no comma); nil for an entry that takes no place.
     package private(set) var ranges: [Range<Int>?] = []
 
-    /// Bytes held, roughly: the encoding and the entries' inline storage (not what they share).
+    /// Bytes held, roughly: the encoding and the entries' inline storage. The entries' text is not
+    /// counted: it is shared with the engine's state while that is current, and the encoding holds
+    /// at least as many bytes.
     package var footprint: Int {
         bytes.capacity + entries.capacity * MemoryLayout<Entry>.stride + ranges.capacity * MemoryLayout<Range<Int>?>.stride
     }

@@ -8,6 +8,10 @@ struct ListedMember: EncodedListEntry {
 
     var key: String { user.id }
 
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.online == rhs.online && lhs.memberSince == rhs.memberSince && SameEncoding.user(lhs.user, rhs.user)
+    }
+
     func encode(into writer: inout JSONWriter) {
         ResultJSON.writeMember(user: user, memberSince: memberSince, online: online, into: &writer)
     }

@@ -9,6 +9,10 @@ struct ListedMessage: EncodedListEntry {
 
     var key: String { message.id }
 
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.replyCount == rhs.replyCount && SameEncoding.message(lhs.message, rhs.message) && SameEncoding.user(lhs.sender, rhs.sender)
+    }
+
     func encode(into writer: inout JSONWriter) {
         StreamJSON.write(message: message, sender: sender, replyCount: replyCount, into: &writer)
     }

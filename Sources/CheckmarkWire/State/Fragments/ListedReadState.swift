@@ -8,6 +8,10 @@ struct ListedReadState: EncodedListEntry {
 
     var key: String { userID }
 
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        SameEncoding.text(lhs.userID, rhs.userID) && SameEncoding.readState(lhs.view, rhs.view)
+    }
+
     func encode(into writer: inout JSONWriter) {
         if let view { StreamJSON.write(readState: view, into: &writer) }
     }
