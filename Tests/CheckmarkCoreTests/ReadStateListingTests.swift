@@ -19,6 +19,21 @@ struct ReadStateListingTests {
         #expect(byRecent.map(\.user.id) == (20..<120).reversed().map { "u\($0)" })
     }
 
+    @Test func theViewersOwnStateTakesItsPlaceOrTheLastOneAndANonMemberGetsNone() throws {
+        var s = Scenario()
+        let ids = (0..<120).map { "u\($0)" }
+        for id in ids + ["outsider"] { try s.users(id) }
+        try s.channel(members: ["u0"])
+        for id in ids.dropFirst() { try s.run(.addMembers(cid: Scenario.general, userIDs: [id])) }
+        let channel = try #require(s.engine.channels[Scenario.general])
+        let listed = (20..<120).reversed().map { "u\($0)" }
+        let listedAs = { (viewer: String) in s.engine.readStateListing(of: channel, viewer: viewer) }
+        #expect(listedAs("u119").listed == listed && listedAs("u119").ownPlace == 0)
+        #expect(listedAs("u20").ownPlace == 99, "listed last: its own place")
+        #expect(listedAs("u5").listed == listed && listedAs("u5").ownPlace == 99, "listed too far back: the last one's place")
+        #expect(listedAs("outsider").ownPlace == nil && listedAs("").ownPlace == nil)
+    }
+
     @Test func aChannelRestoredFromRowsInAnotherOrderListsItsMembersMostRecentlyAddedFirst() throws {
         var s = Scenario()
         for id in ["a", "b", "c", "d"] { try s.users(id) }

@@ -145,7 +145,7 @@ struct ChannelStateFragmentsTests {
             var expected = JSONWriter()
             let member = try #require(s.engine.channels[Self.general]?.members[viewer])
             let user = try #require(s.engine.users[viewer])
-            ResultJSON.writeMember(member, user: user, engine: s.engine, into: &expected)
+            ResultJSON.writeMember(user: user, memberSince: member.createdAt, online: s.engine.isOnline(viewer), into: &expected)
             let state = Self.text(try Self.kept(s.engine, viewer: viewer, &fragments))
             #expect(state.contains(#""membership":"# + Self.text(expected.bytes) + #","watcher_count""#))
         }

@@ -40,14 +40,22 @@ extension ReceiptsEngine {
     /// is hidden are left out.
     public func readStates(of cid: ChannelCID, viewer: String) throws(ReceiptsError) -> [ReadStateView] {
         let channel = try channel(cid)
+        let (listed, ownPlace) = readStateListing(of: channel, viewer: viewer)
+        return listed.indices.compactMap { place in
+            view(of: place == ownPlace ? viewer : listed[place], in: channel, viewer: viewer)
+        }
+    }
+
+    /// Rule 10's choice of members, without their states: the members listed, the same for every
+    /// viewer (at most ``readStateListLimit``, most recently added first), and the place of the
+    /// viewer's own state among them: its own place, or the last one's when the viewer is a member
+    /// listed too far back; nil when the viewer is not a member (others' states only).
+    public func readStateListing(of channel: Channel, viewer: String) -> (listed: [String], ownPlace: Int?) {
         // Most recently added first; among members added at the same time, the later-added first. The
         // member order is join-time order (``Channel/memberOrder``): its end, read backwards, is that.
-        var chosen = Array(channel.memberOrder.reversed().prefix(Self.readStateListLimit))
-        if channel.members[viewer] != nil && !chosen.contains(viewer) {
-            chosen.removeLast()
-            chosen.append(viewer)
-        }
-        return chosen.compactMap { view(of: $0, in: channel, viewer: viewer) }
+        let listed = Array(channel.memberOrder.reversed().prefix(Self.readStateListLimit))
+        guard channel.members[viewer] != nil, !listed.isEmpty else { return (listed, nil) }
+        return (listed, listed.firstIndex(of: viewer) ?? listed.count - 1)
     }
 
     /// One member's read state as `viewer` may see it; nil when nothing of it may be shown.

@@ -88,8 +88,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends bytes that are already valid JSON for one value.
     public mutating func raw(_ json: [UInt8]) {
-        separator()
-        bytes.append(contentsOf: json)
+        raw(json[...])
     }
 
     /// Appends bytes that are already valid JSON: one value, or several array elements joined by commas

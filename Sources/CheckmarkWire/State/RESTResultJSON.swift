@@ -14,10 +14,7 @@ package enum RESTResultJSON {
         ResultJSON.writeChannel(channel, engine: engine, into: &w)
         w.key("members")
         w.beginArray()
-        for id in channel.memberOrder.reversed().prefix(ResultJSON.memberListLimit) {
-            guard let member = channel.members[id], let user = engine.users[id] else { continue }
-            ResultJSON.writeMember(member, user: user, engine: engine, into: &w)
-        }
+        for member in ListedMember.listed(in: channel, engine: engine) { member.encode(into: &w) }
         w.endArray()
         w.endObject()
         return w.bytes

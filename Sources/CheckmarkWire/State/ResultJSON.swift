@@ -57,20 +57,12 @@ public enum ResultJSON {
                                        prefix: "messages.")
         var lists = fragments.take(cid)
         defer { fragments.keep(lists, for: cid) }
-        let listedMembers = channel.memberOrder.reversed().prefix(memberListLimit)
-        lists.members.update(to: listedMembers.compactMap { id in
-            guard let member = channel.members[id], let user = engine.users[id] else { return nil }
-            return ListedMember(user: user, memberSince: member.createdAt, online: engine.isOnline(id))
-        })
-        // Rule 10's list: each member's read state as others may see it; the viewer's own replaces its
-        // entry, or the last one when the viewer is a member listed too far back.
-        let listedReads = Array(channel.memberOrder.reversed().prefix(ReceiptsEngine.readStateListLimit))
+        lists.members.update(to: ListedMember.listed(in: channel, engine: engine))
+        // Rule 10's list: each listed member's read state as others may see it, the viewer's own
+        // written in its place.
+        let (listedReads, ownPlace) = engine.readStateListing(of: channel, viewer: viewer)
         lists.reads.update(to: listedReads.map { ListedReadState(userID: $0, view: engine.view(of: $0, in: channel, viewer: "")) })
-        lists.messages.update(to: page.map { position in
-            let message = channel.messages[position]
-            return ListedMessage(message: message, sender: engine.users[message.userID],
-                                 replyCount: channel.threads[message.id]?.replyPositions.count ?? 0)
-        })
+        lists.messages.update(to: page.map { ListedMessage(at: $0, of: channel, engine: engine) })
 
         // The lists and about 2 KB for the rest, reserved at once.
         w.reserveCapacity(lists.members.bytes.count + lists.reads.bytes.count + lists.messages.bytes.count + 2048)
@@ -81,25 +73,15 @@ public enum ResultJSON {
         w.raw(lists.members.bytes)
         if let member = channel.members[viewer], let user = engine.users[viewer] {
             w.key("membership")
-            if let listed = lists.members.entries.firstIndex(where: { $0.user.id == viewer }), let bytes = lists.members.element(at: listed) {
-                w.raw(bytes)
-            } else {
-                writeMember(user: user, memberSince: member.createdAt, online: engine.isOnline(viewer), into: &w)
-            }
+            writeMember(user: user, memberSince: member.createdAt, online: engine.isOnline(viewer), into: &w)
         }
         w.field("watcher_count", watcherCount ?? channel.watchingUsers.count)
         w.key("read")
-        if channel.members[viewer] != nil, !listedReads.isEmpty {
-            let own = engine.view(of: viewer, in: channel, viewer: viewer)
+        if let ownPlace {
             w.beginArray()
-            if let replaced = listedReads.firstIndex(of: viewer) {
-                lists.reads.writeElements(0..<replaced, into: &w)
-                if let own { StreamJSON.write(readState: own, into: &w) }
-                lists.reads.writeElements(replaced + 1..<listedReads.count, into: &w)
-            } else {
-                lists.reads.writeElements(0..<listedReads.count - 1, into: &w)
-                if let own { StreamJSON.write(readState: own, into: &w) }
-            }
+            lists.reads.writeElements(0..<ownPlace, into: &w)
+            if let own = engine.view(of: viewer, in: channel, viewer: viewer) { StreamJSON.write(readState: own, into: &w) }
+            lists.reads.writeElements(ownPlace + 1..<listedReads.count, into: &w)
             w.endArray()
         } else {
             w.raw(lists.reads.bytes)
@@ -117,22 +99,13 @@ public enum ResultJSON {
     /// The messages at `positions` of `channel`, each with its author and its thread's reply count.
     package static func writeMessages(_ positions: some Sequence<Int>, of channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
         w.beginArray()
-        for position in positions {
-            let message = channel.messages[position]
-            StreamJSON.write(message: message, sender: engine.users[message.userID],
-                             replyCount: channel.threads[message.id]?.replyPositions.count ?? 0, into: &w)
-        }
+        for position in positions { ListedMessage(at: position, of: channel, engine: engine).encode(into: &w) }
         w.endArray()
     }
 
     /// Stream's channel object (``StreamJSON/write(channel:into:)``).
     package static func writeChannel(_ channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
         StreamJSON.write(channel: engine.summary(of: channel), into: &w)
-    }
-
-    /// Stream's channel member object (`ChannelMemberResponse`).
-    package static func writeMember(_ member: Member, user: User, engine: ReceiptsEngine, into w: inout JSONWriter) {
-        writeMember(user: user, memberSince: member.createdAt, online: engine.isOnline(user.id), into: &w)
     }
 
     /// Stream's channel member object (`ChannelMemberResponse`) of `user`, a member since `memberSince`.

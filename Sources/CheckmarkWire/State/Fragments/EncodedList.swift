@@ -66,9 +66,4 @@ package struct EncodedList<Entry: EncodedListEntry>: Sendable {
               let last = positions.last(where: { ranges[$0] != nil }).flatMap({ ranges[$0] }) else { return }
         writer.raw(bytes[first.lowerBound..<last.upperBound])
     }
-
-    /// The encoding of the entry at `position`; nil when it takes no place.
-    package func element(at position: Int) -> ArraySlice<UInt8>? {
-        ranges[position].map { bytes[$0] }
-    }
 }

@@ -7,6 +7,13 @@ struct ListedMessage: EncodedListEntry {
     var sender: User?
     var replyCount: Int
 
+    /// The message at `position` of `channel`, with its author as the engine knows them.
+    init(at position: Int, of channel: Channel, engine: ReceiptsEngine) {
+        message = channel.messages[position]
+        sender = engine.users[message.userID]
+        replyCount = channel.threads[message.id]?.replyPositions.count ?? 0
+    }
+
     var key: String { message.id }
 
     static func == (lhs: Self, rhs: Self) -> Bool {
