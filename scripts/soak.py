@@ -285,6 +285,7 @@ class Hostile:
         self.samples = {}                              # one unexpected answer per kind, for the report
         self.first = {}                                # what the first answer said, per kind
         self.notes = collections.Counter()
+        self.crowd_rounds = 0                          # rounds of "WS user past 64 connections" begun
         self.token = lambda claims: make_token(args.secret, claims)
         c = lambda n: max(1, int(n * args.scale))
         # kind: (concurrency, total cap, seconds an attempt needs: none starts later than that before
@@ -484,9 +485,12 @@ class Hostile:
 
     async def crowd(self):
         """One user holds max_connections_per_user (64) connections open while two more try; the
-        answer is what the extra ones got (and any held one that was closed)."""
+        answer is what the extra ones got (and any held one that was closed). Each round has a user
+        of its own: the previous round's closes reach a loaded server after this round's opens may,
+        and a slot is only free once the server has seen its connection close."""
         kind = "WS user past 64 connections"
-        url = self.user_url("crowd")
+        self.crowd_rounds += 1
+        url = self.user_url(f"crowd{self.crowd_rounds}")
         held = []
         t0 = time.monotonic()
         try:
