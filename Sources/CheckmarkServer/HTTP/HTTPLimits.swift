@@ -28,8 +28,10 @@ package struct HTTPLimits: Sendable, Hashable {
     /// The first read of a connection asks for this many bytes; later reads grow (up to 64 KiB) while
     /// reads fill the buffer, and shrink when they do not. NIO keeps each connection's last receive
     /// buffer for its next read, so this is also what an idle connection holds (NIO's default, 2 KiB,
-    /// was a third of an idle connection's memory).
-    package static let initialReceiveBufferBytes = 256
+    /// was a third of an idle connection's memory). Measured with `checkmark bench connect`: at 128 an
+    /// idle connection holds about 100 bytes less than at 256 (each keeps a 128-byte buffer, though
+    /// the upgrade request is longer), at 64 about 100 bytes more.
+    package static let initialReceiveBufferBytes = 128
     /// Reads of one connection per readiness event. At 1 NIO keeps one receive buffer per connection;
     /// at more it keeps a pool of up to that many once a read's buffer is still held when the next read
     /// comes (as during the HTTP upgrade): a 16-slot pool and its buffers were about 1 KiB of every
