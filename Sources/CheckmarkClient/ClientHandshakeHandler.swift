@@ -56,7 +56,7 @@ final class ClientHandshakeHandler: ChannelInboundHandler, RemovableChannelHandl
             compressionConfiguration: handshake.compression, allocator: context.channel.allocator,
             maskingKeys: { WebSocketMaskingKey(UInt32.random(in: .min ... .max)) })
         let handler = WebSocketChannelHandler(
-            connection: connection, application: makeApplication(), timeouts: settings.timeouts, sessionID: 0)
+            connection: connection, application: makeApplication(), timeouts: settings.timeouts)
         do {
             try context.pipeline.syncOperations.addHandler(handler, position: .after(self))
         } catch {

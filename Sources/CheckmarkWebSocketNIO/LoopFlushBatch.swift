@@ -4,6 +4,8 @@ import NIOCore
 /// one task at the end of the tick flushes them all, instead of one task per connection (a fan-out
 /// to a thousand connections would otherwise queue a thousand closures). Used only on its loop.
 final class LoopFlushBatch {
+    /// The loop whose connections this batch flushes.
+    let eventLoop: any EventLoop
     private var pending: [WebSocketChannelHandler] = []
     private var scheduled = false
 
@@ -11,11 +13,15 @@ final class LoopFlushBatch {
 
     /// The batch of `eventLoop`; call on that loop.
     static func of(_ eventLoop: any EventLoop) -> LoopFlushBatch {
-        perLoop.value(of: eventLoop) { LoopFlushBatch() }
+        perLoop.value(of: eventLoop) { LoopFlushBatch(eventLoop: eventLoop) }
     }
 
-    /// Flushes `handler` at the end of the current tick of `eventLoop`.
-    func add(_ handler: WebSocketChannelHandler, on eventLoop: any EventLoop) {
+    private init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// Flushes `handler` at the end of the current tick of ``eventLoop``; call on that loop.
+    func add(_ handler: WebSocketChannelHandler) {
         pending.append(handler)
         guard !scheduled else { return }
         scheduled = true

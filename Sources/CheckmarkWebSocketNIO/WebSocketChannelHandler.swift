@@ -20,9 +20,10 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     // Stored properties are laid out in the order written: the one-byte flags come last, together,
     // so that no padding follows each of them (an idle connection keeps this object).
     private var connection: WebSocketConnection
-    private let application: any WebSocketApplication
+    /// Let go when the handler leaves the pipeline: the application holds this handler through its
+    /// ``WebSocketSession``, and that cycle must end with the connection.
+    private var application: (any WebSocketApplication)?
     private var context: ChannelHandlerContext?
-    private var session: WebSocketSession?
     /// The batch that flushes this connection at the end of a tick (its loop's, found once).
     private var flushBatch: LoopFlushBatch?
     /// The loop's clock that pings this connection and closes it at the idle timeout (no scheduled
@@ -30,7 +31,6 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var keepalive: LoopKeepalive?
     /// This connection's place among the connections `keepalive` watches (kept by it).
     var keepaliveIndex = 0
-    private let sessionID: Int
     private var lastRead: NIODeadline = .now()
     /// When the last keepalive ping went out; the next one waits a whole interval after it.
     private var lastPing: NIODeadline = .distantPast
@@ -46,11 +46,10 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private var transportClosing = false
     private var disconnectedReported = false
 
-    public init(connection: WebSocketConnection, application: any WebSocketApplication, timeouts: WebSocketTimeouts, sessionID: Int) {
+    public init(connection: WebSocketConnection, application: any WebSocketApplication, timeouts: WebSocketTimeouts) {
         self.connection = connection
         self.application = application
         self.timeouts = timeouts
-        self.sessionID = sessionID
     }
 
     /// Frames waiting for one write are copied into one buffer when together they are at most this big
@@ -59,6 +58,18 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     static let coalescedWriteLimit = WebSocketSession.maxHeldBytes
 
     var isWritable: Bool { writable }
+
+    /// In a pipeline: from `handlerAdded` until `handlerRemoved`.
+    var isAttached: Bool { context != nil }
+
+    /// The loop of the channel this handler was added to. Only asked of a ``WebSocketSession``, which
+    /// exists from `handlerAdded` on.
+    var eventLoop: any EventLoop {
+        guard let flushBatch else { preconditionFailure("a WebSocketSession exists only once its handler is in a pipeline") }
+        return flushBatch.eventLoop
+    }
+
+    private var session: WebSocketSession { WebSocketSession(handler: self) }
 
     func setReceiveBuffer(bytes: Int) {
         try? context?.channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(bytes))
@@ -81,7 +92,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
         writable = context.channel.isWritable
-        if let session { application.writabilityChanged(session, isWritable: context.channel.isWritable) }
+        application?.writabilityChanged(session, isWritable: context.channel.isWritable)
         context.fireChannelWritabilityChanged()
     }
 
@@ -89,18 +100,16 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         self.context = context
         writable = context.channel.isWritable
         flushBatch = LoopFlushBatch.of(context.eventLoop)
-        let session = WebSocketSession(eventLoop: context.eventLoop, id: sessionID, handler: self)
-        self.session = session
         lastRead = context.eventLoop.now
         startKeepalive(on: context.eventLoop)
-        application.connected(session)
+        application?.connected(session)
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
         reportDisconnected()
         writable = false
-        session?.handler = nil
+        application = nil
         self.context = nil
     }
 
@@ -175,9 +184,9 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         while let event = connection.nextEvent() {
             switch event {
             case .text(let bytes):
-                if let session { application.received(.text(bytes), on: session) }
+                application?.received(.text(bytes), on: session)
             case .binary(let bytes):
-                if let session { application.received(.binary(bytes), on: session) }
+                application?.received(.binary(bytes), on: session)
             case .ping, .pong:
                 break
             case .closeReceived(let code, _):
@@ -216,7 +225,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     private func scheduleFlush() {
         guard !flushScheduled, let context, let flushBatch else { return }
         flushScheduled = true
-        flushBatch.add(self, on: context.eventLoop)
+        flushBatch.add(self)
     }
 
     /// Called by the loop's ``LoopFlushBatch`` at the end of the tick.
@@ -294,7 +303,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     }
 
     private func reportDisconnected() {
-        guard !disconnectedReported, let session else { return }
+        guard !disconnectedReported, isAttached, let application else { return }
         disconnectedReported = true
         application.disconnected(session, code: closeCode)
     }

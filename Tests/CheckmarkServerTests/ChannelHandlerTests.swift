@@ -30,7 +30,7 @@ struct ChannelHandlerTests {
         try channel.pipeline.syncOperations.addHandler(counter)
         try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: EchoApplication(),
-            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: 1))
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil)))
         try channel.writeInbound(ByteBuffer(bytes: Self.maskedText("one") + Self.maskedText("two") + Self.maskedText("three")))
         channel.embeddedEventLoop.run()
         #expect(counter.flushes == 1)
@@ -49,7 +49,7 @@ struct ChannelHandlerTests {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: EchoApplication(),
-            timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: nil), sessionID: 1))
+            timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: nil)))
         func pings() throws -> Int {
             var count = 0
             while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
@@ -78,7 +78,7 @@ struct ChannelHandlerTests {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: EchoApplication(),
-            timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(100)), sessionID: 1))
+            timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(100))))
         func frames() throws -> (pings: Int, closes: [[UInt8]]) {
             var pings = 0
             var closes: [[UInt8]] = []
@@ -130,7 +130,7 @@ struct ChannelHandlerTests {
         try channel.pipeline.syncOperations.addHandler(counter)
         try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: keeper,
-            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: 1))
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil)))
         return (channel, counter, try #require(keeper.session))
     }
 
@@ -184,24 +184,40 @@ struct ChannelHandlerTests {
     /// The session holds its handler strongly (no weak load per fanned-out frame), which makes a cycle
     /// handler → application → session → handler: leaving the pipeline must break it, or every closed
     /// connection would stay in memory with its timers and buffers.
-    @Test func aClosedConnectionLeavesNoHandlerSessionOrApplicationBehind() throws {
+    @Test func aClosedConnectionLeavesNoHandlerOrApplicationBehind() throws {
         weak var handler: WebSocketChannelHandler?
-        weak var session: WebSocketSession?
         weak var application: SessionKeeper?
         try {
             let channel = EmbeddedChannel()
             let keeper = SessionKeeper()
             let added = WebSocketChannelHandler(
                 connection: WebSocketConnection(role: .server), application: keeper,
-                timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(100)), sessionID: 1)
+                timeouts: WebSocketTimeouts(keepaliveInterval: .seconds(30), idleTimeout: .seconds(100)))
             try channel.pipeline.syncOperations.addHandler(added)
             try channel.writeInbound(ByteBuffer(bytes: Self.maskedText("hello")))
-            (handler, session, application) = (added, keeper.session, keeper)
-            #expect(session != nil)
+            (handler, application) = (added, keeper)
+            #expect(keeper.session != nil)
             _ = try? channel.finish()
         }()
         #expect(handler == nil)
-        #expect(session == nil)
         #expect(application == nil)
+    }
+
+    /// An application may keep its session after the connection is gone (the gateway's answers arrive
+    /// later): the session then sends nothing and holds nothing, as ``WebSocketSession`` promises.
+    @Test func aSessionKeptAfterItsConnectionLeftSendsNothing() throws {
+        let channel = EmbeddedChannel()
+        let keeper = SessionKeeper()
+        try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
+            connection: WebSocketConnection(role: .server), application: keeper,
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil)))
+        let session = try #require(keeper.session)
+        #expect(session.send(text: ByteBuffer(string: "before")))
+        _ = try? channel.finish()
+        #expect(!session.send(text: ByteBuffer(string: "after")))
+        #expect(!session.send(encodedFrame: ByteBuffer(bytes: [0x81, 0x01, 0x61])))
+        #expect(session.bufferedOutboundBytes == 0)
+        #expect(!session.isWritable)
+        session.close(code: .normalClosure)
     }
 }

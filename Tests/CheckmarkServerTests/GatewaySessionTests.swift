@@ -97,7 +97,7 @@ enum Transcript {
 struct GatewaySessionConnectTests {
     @Test func aConnectionIsAuthenticatedTakesASlotRegistersAndStartsWithItsHealthCheck() {
         var run = Transcript.Run()
-        #expect(run.session.state == .authenticating)
+        #expect(run.session.state == .authenticating(userID: nil))
         #expect(run(.opened(.success(Transcript.identity()))) == ["acquire slot alice"])
         #expect(run(.slotAcquired) == ["register alice"])
         #expect(run.session.state == .registering(userID: "alice"))

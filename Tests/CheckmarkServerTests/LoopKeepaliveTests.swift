@@ -14,7 +14,7 @@ struct LoopKeepaliveTests {
         let channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandler(WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: EchoApplication(),
-            timeouts: WebSocketTimeouts(keepaliveInterval: keepalive, idleTimeout: idle), sessionID: 1))
+            timeouts: WebSocketTimeouts(keepaliveInterval: keepalive, idleTimeout: idle)))
         return channel
     }
 

@@ -16,10 +16,10 @@ final class SessionCollector: WebSocketApplication {
 func connections(_ count: Int, on loop: EmbeddedEventLoop) throws -> (channels: [EmbeddedChannel], sessions: [WebSocketSession]) {
     let collector = SessionCollector()
     var channels: [EmbeddedChannel] = []
-    for id in 0..<count {
+    for _ in 0..<count {
         let handler = WebSocketChannelHandler(
             connection: WebSocketConnection(role: .server), application: collector,
-            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil), sessionID: id)
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil))
         channels.append(EmbeddedChannel(handler: handler, loop: loop))
     }
     return (channels, collector.sessions)

@@ -23,6 +23,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     private let peer: String
     private var websocket: WebSocketSession?
     private var session: GatewaySession
+    /// Held in a byte (window bits are 8 to 15), in the padding after `session`: every connection
+    /// keeps this object.
+    private var sharedWindowBits: UInt8?
     private var unwritableTimer: Scheduled<Void>?
     /// When the upgrade was accepted (for the access log).
     private let opened = NIODeadline.now()
@@ -38,8 +41,6 @@ final class GatewayConnection: WebSocketApplication, EventSink {
 
     /// Settled by the opening handshake, so read once when the socket opens.
     var sharedCompressionWindowBits: Int? { sharedWindowBits.map(Int.init) }
-    /// Held in a byte (window bits are 8 to 15): every connection keeps this object.
-    private var sharedWindowBits: UInt8?
 
     // MARK: Inputs
 

@@ -10,8 +10,9 @@ import NIOCore
 /// own: time comes in as values. ``GatewayConnection`` performs the actions.
 struct GatewaySession {
     enum State: Equatable {
-        /// Opened; the credentials are being checked and a connection slot taken.
-        case authenticating
+        /// Opened; the credentials are being checked, then (with the user they name) a connection
+        /// slot taken.
+        case authenticating(userID: String?)
         /// Holding a slot; the user is being updated and the connection registered with the service.
         case registering(userID: String)
         /// The first `health.check` is out; commands are answered.
@@ -110,32 +111,32 @@ struct GatewaySession {
         case ended(connectionID: String?, userID: String?, code: WebSocketCloseCode?)
     }
 
-    // Stored properties are laid out in the order written: the narrow ones last, together, so that
-    // no padding follows each of them (every connection holds a session).
+    // Stored properties are laid out in the order written: the narrow ones together, so that no
+    // padding follows each of them (every connection holds a session; `GatewayConnectionFootprint`
+    // tests hold the total).
     /// The gateway's limits, shared by its sessions.
     private let sharedLimits: SharedValue<GatewayLimits>
     var limits: GatewayLimits { sharedLimits.value }
     private var bucket: TokenBucket
-    /// Commands refused for the rate in the current one-second window, and when it began.
-    private var refusedInWindow = 0
+    /// When the current one-second window of refusals for the rate began.
     private var refusalWindowStart = NIODeadline.uptimeNanoseconds(0)
     private var buffer = ResumeBuffer()
     private var watched: Set<ChannelCID> = []
     /// Channels named by `resume` on connect, watched right after the first `health.check`.
     private var resumeOnConnect: [(ChannelCID, Int64)] = []
-    /// The user the credentials name, while its connection slot is being taken.
-    private var authenticatedUserID: String?
-    /// Commands received and not answered yet.
-    private var inFlight = 0
-    private(set) var state: State = .authenticating
-    /// When the outbound buffer last went over the limit (nil while under it).
-    private var overLimitSince: NIODeadline?
+    /// Commands refused for the rate in the current window (stops counting at `Int32.max`).
+    private var refusedInWindow: Int32 = 0
+    /// Commands received and not answered yet (reading pauses at ``GatewayLimits/maxCommandsInFlight``).
+    private var inFlight: Int32 = 0
+    private(set) var state: State = .authenticating(userID: nil)
     /// Whether frames may still be queued (not after a slow-consumer close, nor once gone).
     private var outboundOpen = true
     /// Whether the socket is writable and its reading paused.
     private var isWritable = true
     private var readingPaused = false
     private var timerArmed = false
+    /// When the outbound buffer last went over the limit (nil while under it).
+    private var overLimitSince: NIODeadline?
 
     init(limits: SharedValue<GatewayLimits>, now: NIODeadline) {
         sharedLimits = limits
@@ -232,7 +233,7 @@ struct GatewaySession {
         case .failure(let refusal):
             return [.count(.authenticationFailed(refusal.reason))] + refuse(refusal.error, .authentication(refusal.reason))
         case .success(let identity):
-            authenticatedUserID = identity.userID
+            state = .authenticating(userID: identity.userID)
             resumeOnConnect = identity.resume
             // Channels resumed on connect: their events wait from the start, so that the replay comes in order.
             for (cid, _) in identity.resume { buffer.beginResume(cid) }
@@ -241,7 +242,7 @@ struct GatewaySession {
     }
 
     private mutating func slotAcquired() -> [Action] {
-        guard case .authenticating = state, let userID = authenticatedUserID else { return [] }
+        guard case .authenticating(let userID?) = state else { return [] }
         state = .registering(userID: userID)
         return [.register(userID: userID)]
     }
@@ -292,8 +293,8 @@ struct GatewaySession {
                 refusalWindowStart = now
                 refusedInWindow = 0
             }
-            refusedInWindow += 1
-            if refusedInWindow > limits.commandBurst {
+            if refusedInWindow < .max { refusedInWindow += 1 }
+            if Int(refusedInWindow) > limits.commandBurst {
                 return refuse(.rateLimited("more than \(limits.commandsPerSecond) commands a second, for too long"), .rateLimited)
             }
             return replyError(.rateLimited("more than \(limits.commandsPerSecond) commands a second; slow down"), requestID: nil)
@@ -444,7 +445,7 @@ struct GatewaySession {
     /// fewer than ``GatewayLimits/maxCommandsInFlight`` of its commands wait for their answers.
     private mutating func updateReading() -> [Action] {
         guard outboundOpen else { return [] }
-        let read = inFlight < GatewayLimits.maxCommandsInFlight && isWritable
+        let read = Int(inFlight) < GatewayLimits.maxCommandsInFlight && isWritable
         guard read == readingPaused else { return [] }
         readingPaused = !read
         return [.setReading(read)]

@@ -1,4 +1,3 @@
-import Atomics
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO
 import NIOCore
@@ -22,8 +21,6 @@ package final class HTTPListener: Sendable {
         handshake: ServerHandshake, httpLimits: HTTPLimits = .init(), webSocket: WebSocketSettings = .init(),
         backlog: Int32 = 4096
     ) async throws -> HTTPListener {
-        let counter = ManagedAtomic<Int>(0)
-        let sessionIDs: @Sendable () -> Int = { counter.wrappingIncrementThenLoad(ordering: .relaxed) }
         let pending = PendingConnections(limit: httpLimits.maxPendingConnections)
         // With NIO's default allocator, which the listener's channels use too (no `.allocator` option).
         let connectionSettings = WebSocketConnectionSettings(
@@ -67,7 +64,7 @@ package final class HTTPListener: Sendable {
                     try sync.addHandler(HTTPResponseEncoder())
                     try sync.addHandler(HTTPServerHandler(
                         routes: routes, handshake: handshake, limits: httpLimits, webSocket: webSocket,
-                        connectionSettings: connectionSettings, headGuard: headGuard, sessionIDs: sessionIDs, pending: pending))
+                        connectionSettings: connectionSettings, headGuard: headGuard, pending: pending))
                 }
             }
             .bind(host: host, port: port).get()

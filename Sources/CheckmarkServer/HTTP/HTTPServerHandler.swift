@@ -36,7 +36,6 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// What the listener's WebSocket connections share (one for the listener, not a copy each).
     private let connectionSettings: WebSocketConnectionSettings
     private let headGuard: HeadSizeGuard
-    private let sessionIDs: @Sendable () -> Int
     private let pending: PendingConnections
     private var state: State = .idle
     /// What waits behind the answer in progress: parts of pipelined requests, in order, and after
@@ -58,7 +57,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     init(routes: any HTTPRoutes, handshake: ServerHandshake, limits: HTTPLimits, webSocket: WebSocketSettings,
          connectionSettings: WebSocketConnectionSettings, headGuard: HeadSizeGuard,
-         sessionIDs: @escaping @Sendable () -> Int, pending: PendingConnections) {
+         pending: PendingConnections) {
         self.connectionSettings = connectionSettings
         self.pending = pending
         self.routes = routes
@@ -66,7 +65,6 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.limits = limits
         self.webSocket = webSocket
         self.headGuard = headGuard
-        self.sessionIDs = sessionIDs
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -275,7 +273,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         state = .upgraded
         let connection = WebSocketConnection(settings: connectionSettings, compression: acceptance.compression)
         let handler = WebSocketChannelHandler(
-            connection: connection, application: application, timeouts: webSocket.timeouts, sessionID: sessionIDs())
+            connection: connection, application: application, timeouts: webSocket.timeouts)
         let pipeline = context.pipeline.syncOperations
         do {
             // The encoder goes first: an application may send as soon as it is connected (inside
