@@ -43,6 +43,11 @@ struct EventFanOutTests {
         }
     }
 
+    /// The service's table of open connections, with these sinks.
+    static func open(_ sinks: [String: any EventSink]) -> [String: OpenConnection] {
+        sinks.mapValues { OpenConnection(sink: $0, openedAfterEventSeq: 0) }
+    }
+
     static func event(_ type: String, to connections: [String]) -> (ReceiptsEvent, SharedEvent) {
         let recipients = connections.map { Recipient(connectionID: $0, userID: "u-" + $0, counts: nil) }
         let event = ReceiptsEvent(payload: .notificationMarkRead(user: User(id: "reader"), lastReadMessageID: nil),
@@ -64,7 +69,7 @@ struct EventFanOutTests {
             Self.event("one", to: ["a", "b", "gone"]),
             Self.event("two", to: ["c"]),
             Self.event("three", to: ["b", "a", "c"]),
-        ], sinks: ["a": a, "b": b, "c": c])
+        ], to: Self.open(["a": a, "b": b, "c": c]))
         #expect(a.received.isEmpty && b.received.isEmpty && c.received.isEmpty)
         first.run()
         #expect(a.received == ["one", "three"])
@@ -83,7 +88,7 @@ struct EventFanOutTests {
             "a": RecordingSink(eventLoop: first), "b": RecordingSink(eventLoop: second), "c": RecordingSink(eventLoop: first),
         ]
         let fanOut = EventFanOut(metrics: ServiceMetrics(factory: NOOPMetricsHandler.instance), compression: .init())
-        fanOut.send((0..<5).map { Self.event("e\($0)", to: ["a", "b", "c"]) }, sinks: sinks)
+        fanOut.send((0..<5).map { Self.event("e\($0)", to: ["a", "b", "c"]) }, to: Self.open(sinks))
         #expect(first.executed == 1)
         #expect(second.executed == 1)
         first.inner.run()

@@ -2,7 +2,8 @@ import NIOConcurrencyHelpers
 
 /// Counts open gateway connections, in total and per user, to enforce ``GatewayLimits``.
 final class ConnectionCounter: Sendable {
-    private let counts = NIOLockedValueBox((total: 0, perUser: [String: Int]()))
+    /// Per user, its open connections (a 4-byte count: a user's connections are open descriptors).
+    private let counts = NIOLockedValueBox((total: 0, perUser: [String: UInt32]()))
     let limits: GatewayLimits
 
     init(limits: GatewayLimits) { self.limits = limits }
@@ -14,7 +15,7 @@ final class ConnectionCounter: Sendable {
                 return "the server has \(limits.maxConnections) connections, its limit"
             }
             let mine = counts.perUser[userID, default: 0]
-            if mine >= limits.maxConnectionsPerUser {
+            if Int(mine) >= limits.maxConnectionsPerUser {
                 return "user \(userID) has \(limits.maxConnectionsPerUser) connections, the limit per user"
             }
             counts.total += 1

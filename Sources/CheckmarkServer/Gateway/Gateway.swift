@@ -23,7 +23,7 @@ package final class Gateway: Sendable {
     /// high-water mark plus the frames waiting for the end of a tick): then a writable connection is
     /// within the limit without asking how much it holds.
     let writableIsWithinOutboundLimit: Bool
-    private let open = NIOLockedValueBox([ObjectIdentifier: UnsafeTransfer<GatewayConnection>]())
+    private let open = NIOLockedValueBox(Set<OpenGatewayConnection>())
 
     init(service: ReceiptsService, authenticator: GatewayAuthenticator, limits: GatewayLimits, metrics: ServiceMetrics, logger: Logger,
          refusals: RefusalLog? = nil, accessLog: Bool = false) {
@@ -44,19 +44,19 @@ package final class Gateway: Sendable {
     package var connectionCount: Int { open.withLockedValue { $0.count } }
 
     func opened(_ connection: GatewayConnection) {
-        open.withLockedValue { $0[ObjectIdentifier(connection)] = UnsafeTransfer(connection) }
+        _ = open.withLockedValue { $0.insert(OpenGatewayConnection(connection: connection)) }
     }
 
     func closed(_ connection: GatewayConnection) {
-        _ = open.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(connection)) }
+        _ = open.withLockedValue { $0.remove(OpenGatewayConnection(connection: connection)) }
     }
 
     /// Closes every open connection for `refusal` (at shutdown: 1001; storage failed: 1011), each on
     /// its own event loop.
     package func closeAll(_ refusal: GatewayRefusal = .shuttingDown, reason: String) {
-        let connections = open.withLockedValue { Array($0.values) }
-        for box in connections {
-            box.wrappedValue.eventLoop.execute { box.wrappedValue.close(refusal, reason: reason) }
+        let connections = open.withLockedValue { Array($0) }
+        for open in connections {
+            open.connection.eventLoop.execute { open.connection.close(refusal, reason: reason) }
         }
     }
 }

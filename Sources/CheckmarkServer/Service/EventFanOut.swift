@@ -15,8 +15,9 @@ struct EventFanOut: Sendable {
     /// One event's recipients on one loop.
     private typealias Share = (event: SharedEvent, targets: [(any EventSink, UnreadCounts?)])
 
-    /// Sends `events` in order; each loop gets one task for all of them.
-    func send(_ events: [(ReceiptsEvent, SharedEvent)], sinks: [String: any EventSink]) {
+    /// Sends `events` in order to their recipients among `connections`; each loop gets one task for
+    /// all of them.
+    func send(_ events: [(ReceiptsEvent, SharedEvent)], to connections: [String: OpenConnection]) {
         // A node has a handful of event loops: a linear search of them beats hashing per recipient.
         var loops: [any EventLoop] = []
         var shares: [[Share]] = []
@@ -27,7 +28,7 @@ struct EventFanOut: Sendable {
             var lastIndex = -1
             var lastLoop: ObjectIdentifier?
             for recipient in event.recipients {
-                guard let sink = sinks[recipient.connectionID] else { continue }
+                guard let sink = connections[recipient.connectionID]?.sink else { continue }
                 let loop = ObjectIdentifier(sink.eventLoop)
                 if loop != lastLoop {
                     lastLoop = loop

@@ -64,9 +64,7 @@ package final class ReceiptsService: Sendable {
         var channelSeqs: [ChannelCID: Int64]
         var sequencer: Sequencer
         var footprint = StateFootprint()
-        var sinks: [String: any EventSink] = [:]
-        /// Per open connection, the last journal event sequence when it opened.
-        var openedAfterEventSeq: [String: Int64] = [:]
+        var connections: [String: OpenConnection] = [:]
         /// Channel states' lists kept encoded for the next watch or query of the same channel.
         var fragments: ChannelStateFragments
         let tracer: CommandTracer
@@ -215,7 +213,7 @@ package final class ReceiptsService: Sendable {
         engineLoop.execute { self.schedule(changesState: false) {
             // A watch emits no event: the channel's sequence now is where live events will begin.
             let head = self.state.value.channelSeqs[cid] ?? 0
-            let openedAfter = self.state.value.openedAfterEventSeq[connectionID] ?? .max
+            let openedAfter = self.state.value.connections[connectionID]?.openedAfterEventSeq ?? .max
             self.apply(.watch(connectionID: connectionID, cid: cid), sink: nil) { result in
                 switch result {
                 case .failure(let error):
@@ -285,11 +283,9 @@ package final class ReceiptsService: Sendable {
         let state = state.value
         switch command {
         case .connect(let connectionID, _):
-            if let sink { state.sinks[connectionID] = sink }
-            state.openedAfterEventSeq[connectionID] = state.lastEventSeq
+            state.connections[connectionID] = OpenConnection(sink: sink, openedAfterEventSeq: state.lastEventSeq)
         case .disconnect(let connectionID):
-            state.sinks[connectionID] = nil
-            state.openedAfterEventSeq[connectionID] = nil
+            state.connections[connectionID] = nil
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
              .removeMembers, .watch, .stopWatching, .sendMessage, .markRead, .markReadMany,
              .markThreadRead, .markUnread, .markDelivered:
@@ -374,8 +370,7 @@ package final class ReceiptsService: Sendable {
             case .reply(let completion, .failed(let error)):
                 completion.complete(.failure(.storage(error)))
             case .fanOut(let events):
-                let sinks = state.value.sinks
-                fanOut.send(events, sinks: sinks)
+                fanOut.send(events, to: state.value.connections)
             case .storageFailed(let error):
                 accepting.withLockedValue { $0 = false }
                 logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"])
@@ -442,7 +437,7 @@ package final class ReceiptsService: Sendable {
     private func applyCommitted(_ entries: [JournalEntry]) throws {
         let state = state.value
         var events: [(ReceiptsEvent, SharedEvent)] = []
-        defer { if !events.isEmpty { fanOut.send(events, sinks: state.sinks) } }
+        defer { if !events.isEmpty { fanOut.send(events, to: state.connections) } }
         for entry in entries where entry.seq > state.lastSeq {
             guard entry.seq == state.lastSeq + 1 else {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
