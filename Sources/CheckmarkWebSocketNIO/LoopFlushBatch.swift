@@ -4,7 +4,10 @@ import NIOCore
 /// one task at the end of the tick flushes them all, instead of one task per connection (a fan-out
 /// to a thousand connections would otherwise queue a thousand closures). Used only on its loop.
 final class LoopFlushBatch {
-    /// The loop whose connections this batch flushes.
+    /// The loop whose connections this batch flushes (the sessions' ``WebSocketSession/eventLoop``).
+    /// Held strongly, so that a batch is never found again for another loop created at a freed
+    /// loop's address; a loop's batch then lives as long as its thread (a test's embedded loops
+    /// stay until the test thread ends).
     let eventLoop: any EventLoop
     private var pending: [WebSocketChannelHandler] = []
     private var scheduled = false

@@ -63,7 +63,8 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     var isAttached: Bool { context != nil }
 
     /// The loop of the channel this handler was added to. Only asked of a ``WebSocketSession``, which
-    /// exists from `handlerAdded` on.
+    /// exists from `handlerAdded` on: `flushBatch` is set there, before the application is given a
+    /// session, and never changes, so a session handed to another thread reads it safely.
     var eventLoop: any EventLoop {
         guard let flushBatch else { preconditionFailure("a WebSocketSession exists only once its handler is in a pipeline") }
         return flushBatch.eventLoop
@@ -110,6 +111,8 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
         reportDisconnected()
         writable = false
         application = nil
+        // A session the application keeps holds this handler: keep nothing more for it.
+        connection.release()
         self.context = nil
     }
 
@@ -223,7 +226,7 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
     /// Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come from
     /// a socket read (fan-out, timers, bytes handed over by the HTTP decoder).
     private func scheduleFlush() {
-        guard !flushScheduled, let context, let flushBatch else { return }
+        guard !flushScheduled, context != nil, let flushBatch else { return }
         flushScheduled = true
         flushBatch.add(self)
     }

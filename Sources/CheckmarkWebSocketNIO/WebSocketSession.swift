@@ -3,8 +3,9 @@ import NIOCore
 
 /// The application's handle on one open connection. Must be used on ``eventLoop``; writes are
 /// flushed once per read cycle or at the end of the current event-loop tick. Once the connection has
-/// left its channel's pipeline every call is a no-op: sends answer false, and the buffered byte count
-/// is 0.
+/// left its channel's pipeline, sends answer false, `close` and `setReading` do nothing, the
+/// buffered byte count is 0 and it is not writable; ``eventLoop`` still answers, and the handler
+/// has let go of the codec's buffers and compression contexts.
 ///
 /// A value, not an object of its own: it is the connection's channel handler, seen from the
 /// application (an idle connection then keeps one object less). Copies are the same connection.

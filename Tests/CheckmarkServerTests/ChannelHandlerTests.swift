@@ -204,7 +204,8 @@ struct ChannelHandlerTests {
     }
 
     /// An application may keep its session after the connection is gone (the gateway's answers arrive
-    /// later): the session then sends nothing and holds nothing, as ``WebSocketSession`` promises.
+    /// later): the session then sends nothing, reports nothing buffered and closes nothing, as
+    /// ``WebSocketSession`` promises.
     @Test func aSessionKeptAfterItsConnectionLeftSendsNothing() throws {
         let channel = EmbeddedChannel()
         let keeper = SessionKeeper()

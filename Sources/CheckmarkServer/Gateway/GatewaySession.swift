@@ -112,8 +112,8 @@ struct GatewaySession {
     }
 
     // Stored properties are laid out in the order written: the narrow ones together, so that no
-    // padding follows each of them (every connection holds a session; `GatewayConnectionFootprint`
-    // tests hold the total).
+    // padding follows each of them (every connection holds a session; `ConnectionObjectFootprintTests`
+    // hold its size).
     /// The gateway's limits, shared by its sessions.
     private let sharedLimits: SharedValue<GatewayLimits>
     var limits: GatewayLimits { sharedLimits.value }

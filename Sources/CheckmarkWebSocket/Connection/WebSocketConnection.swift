@@ -272,6 +272,19 @@ public struct WebSocketConnection {
         partial = nil
     }
 
+    /// Closes the connection for good and lets go of everything it holds: frames still queued, the
+    /// parser's partial frame, and the compression contexts (a deflater's is about 256 KiB). For a
+    /// connection whose transport is gone while something may keep the connection itself.
+    public mutating func release() {
+        abandon()
+        parser = FrameParser(role: role, maxFrameSize: limits.maxFrameSize, allowsRSV1: compression != nil)
+        inflater = nil
+        deflater = nil
+        firstOutbound = nil
+        moreOutbound = []
+        outboundBytes = 0
+    }
+
     /// Queues bytes of a whole frame encoded once for many recipients (server role only). The frame
     /// must be unmasked, and compressed only when ``canShareCompressedFrames`` is true.
     /// Returns false once a close frame was sent.
