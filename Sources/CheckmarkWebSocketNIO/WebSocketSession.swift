@@ -4,8 +4,8 @@ import NIOCore
 /// The application's handle on one open connection. Must be used on ``eventLoop``; writes are
 /// flushed once per read cycle or at the end of the current event-loop tick. Once the connection has
 /// left its channel's pipeline, sends answer false, `close` and `setReading` do nothing, the
-/// buffered byte count is 0 and it is not writable; ``eventLoop`` still answers, and the handler
-/// has let go of the codec's buffers and compression contexts.
+/// buffered byte count is 0 and it is not writable (the handler released its codec state, which is
+/// then closed and holds nothing); ``eventLoop`` still answers.
 ///
 /// A value, not an object of its own: it is the connection's channel handler, seen from the
 /// application (an idle connection then keeps one object less). Copies are the same connection.
@@ -23,25 +23,23 @@ public struct WebSocketSession {
 
     /// Sends a text message; false when the connection is closing or gone.
     @discardableResult
-    public func send(text: ByteBuffer) -> Bool { handler.isAttached && handler.send(.text(text)) }
+    public func send(text: ByteBuffer) -> Bool { handler.send(.text(text)) }
 
     /// Sends a binary message; false when the connection is closing or gone.
     @discardableResult
-    public func send(binary: ByteBuffer) -> Bool { handler.isAttached && handler.send(.binary(binary)) }
+    public func send(binary: ByteBuffer) -> Bool { handler.send(.binary(binary)) }
 
     /// Sends frame bytes encoded once for many recipients; false when closing or gone. The frame goes
     /// to the socket at the end of the tick, with the others sent to this connection in the tick.
     @discardableResult
-    public func send(encodedFrame: ByteBuffer) -> Bool { handler.isAttached && handler.sendEncoded(encodedFrame) }
+    public func send(encodedFrame: ByteBuffer) -> Bool { handler.sendEncoded(encodedFrame) }
 
     /// Starts the close handshake.
-    public func close(code: WebSocketCloseCode, reason: String = "") {
-        if handler.isAttached { handler.close(code: code, reason: reason) }
-    }
+    public func close(code: WebSocketCloseCode, reason: String = "") { handler.close(code: code, reason: reason) }
 
     /// Bytes queued for this connection and not yet taken by the kernel (frames waiting for the end of
     /// the tick included): what a slow consumer costs.
-    public var bufferedOutboundBytes: Int { handler.isAttached ? handler.bufferedOutboundBytes : 0 }
+    public var bufferedOutboundBytes: Int { handler.bufferedOutboundBytes }
 
     /// Whether frames from a ``SharedFrameEncoder`` may be sent compressed to this connection.
     public var canShareCompressedFrames: Bool { handler.isAttached && handler.canShareCompressedFrames }

@@ -221,4 +221,25 @@ struct ChannelHandlerTests {
         #expect(!session.isWritable)
         session.close(code: .normalClosure)
     }
+
+    /// The same when the handler leaves a pipeline whose channel stays open (no end of transport
+    /// closed the codec): leaving releases the codec state, so nothing is queued for a socket that
+    /// will never be written again.
+    @Test func aSessionWhoseHandlerLeftALiveChannelSendsNothing() throws {
+        let channel = EmbeddedChannel()
+        let keeper = SessionKeeper()
+        let handler = WebSocketChannelHandler(
+            connection: WebSocketConnection(role: .server), application: keeper,
+            timeouts: WebSocketTimeouts(keepaliveInterval: nil, idleTimeout: nil))
+        try channel.pipeline.syncOperations.addHandler(handler)
+        let session = try #require(keeper.session)
+        let removed = channel.pipeline.syncOperations.removeHandler(handler)
+        channel.embeddedEventLoop.run()
+        try removed.wait()
+        // The channel saw no end of transport: no channelInactive, no inputClosed, no error.
+        #expect(!session.send(text: ByteBuffer(string: "after")))
+        #expect(!session.send(encodedFrame: ByteBuffer(bytes: [0x81, 0x01, 0x61])))
+        #expect(session.bufferedOutboundBytes == 0)
+        _ = try? channel.finish()
+    }
 }
