@@ -171,7 +171,7 @@ struct ReceiptsPropertyTests {
 
     /// No receipt of a user who hides it reaches anyone else, no response shows it, and every
     /// recipient's counts equal its user's totals.
-    static func checkPrivacy(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine, privacy: [String: User]) {
+    static func checkPrivacy(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine, privacy: UserTable) {
         for event in outcome.events {
             for recipient in event.recipients {
                 if let counts = recipient.counts { #expect(counts == engine.counts(for: recipient.userID)) }

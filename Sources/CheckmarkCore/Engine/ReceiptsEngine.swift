@@ -7,7 +7,7 @@ public struct ReceiptsEngine: Sendable {
     /// Read states listed in a channel response (rule 10).
     public static let readStateListLimit = 100
 
-    public internal(set) var users: [String: User] = [:]
+    public internal(set) var users = UserTable()
     public internal(set) var channelTypes: [String: ChannelType] = ["messaging": .messaging]
     public internal(set) var channels: [ChannelCID: Channel] = [:]
     /// Channels each user is a member of.

@@ -1,0 +1,13 @@
+/// A user in a ``UserTable``: equal to and hashed like any other holding the same id, whatever its
+/// other fields, so that the table finds a user by id alone.
+public struct KeyedUser: Sendable, Hashable {
+    public let user: User
+
+    init(_ user: User) { self.user = user }
+
+    /// A stand-in holding only `id`, to find the stored user with it.
+    init(probing id: String) { user = User(id: id) }
+
+    public static func == (lhs: KeyedUser, rhs: KeyedUser) -> Bool { lhs.user.id == rhs.user.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(user.id) }
+}
