@@ -70,6 +70,7 @@ let package = Package(
             dependencies: [
                 "CheckmarkCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -138,7 +139,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The engine transcript driver (`Scenario`) the core and wire tests share.
-        .target(name: "CheckmarkTestSupport", dependencies: ["CheckmarkCore"], path: "Tests/Support", swiftSettings: strictSettings),
+        .target(name: "CheckmarkTestSupport", dependencies: ["CheckmarkCore", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/Support", swiftSettings: strictSettings),
         .testTarget(
             name: "CheckmarkCoreTests",
             dependencies: ["CheckmarkCore", "CheckmarkTestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
@@ -156,7 +158,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CheckmarkStorageTests",
-            dependencies: ["CheckmarkStorage", "CheckmarkCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CheckmarkStorage", "CheckmarkCore", "CheckmarkTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -172,7 +175,7 @@ let package = Package(
             name: "CheckmarkServerTests",
             dependencies: [
                 "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkStorage", "CheckmarkCore", "CheckmarkWire", "CheckmarkAuth",
-                .product(name: "Logging", package: "swift-log"),
+                "CheckmarkTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import CheckmarkServer
+import CheckmarkTestSupport
 import Foundation
 import Logging
 import NIOPosix

@@ -60,6 +60,12 @@ struct ConfigurationLoaderTests {
         #expect(off.channelStateCacheBytes == 0)
     }
 
+    @Test func walCheckpointSettingsReachThePolicy() throws {
+        #expect(ServerConfiguration().sqliteCheckpoints == SQLiteCheckpointPolicy(backgroundPages: 1000, limitPages: 16000))
+        let set = try ConfigurationLoader.load(file: nil, environment: ["CHECKMARK_WAL_CHECKPOINT_PAGES": "200"], flags: ["max_wal_pages": "4000"])
+        #expect(set.sqliteCheckpoints == SQLiteCheckpointPolicy(backgroundPages: 200, limitPages: 4000))
+    }
+
     @Test func nonPositiveLimitsFailValidation() throws {
         var configuration = ServerConfiguration()
         configuration.maxRequestBodyBytes = 0
@@ -71,6 +77,8 @@ struct ConfigurationLoaderTests {
         ([:], ["max_request_body": "0"], "flag --max-request-body: max_request_body must be positive, not 0"),
         (["CHECKMARK_KEEPALIVE": "-1"], [:], "environment CHECKMARK_KEEPALIVE: keepalive must not be negative, not -1"),
         ([:], ["channel_state_cache": "-1"], "flag --channel-state-cache: channel_state_cache must not be negative, not -1"),
+        ([:], ["wal_checkpoint_pages": "0"], "flag --wal-checkpoint-pages: wal_checkpoint_pages must be positive, not 0"),
+        ([:], ["max_wal_pages": "500"], "flag --max-wal-pages: max_wal_pages must be at least wal_checkpoint_pages (1000), not 500"),
         (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {

@@ -2,6 +2,7 @@ import CheckmarkAuth
 import CheckmarkClient
 import CheckmarkCore
 @testable import CheckmarkServer
+import CheckmarkTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -329,38 +330,5 @@ extension EndToEnd {
             guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { throw RawSocketError.failed("stat") }
             return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
-    }
-}
-
-/// Log lines kept for a test to read.
-final class CapturedLog: @unchecked Sendable {
-    struct Line {
-        var level: Logger.Level
-        var message: String
-        var metadata: Logger.Metadata
-    }
-
-    private let lock = NSLock()
-    private var lines: [Line] = []
-
-    func append(_ line: Line) { lock.withLock { lines.append(line) } }
-
-    /// The refusal lines so far.
-    var refusals: [Line] { lock.withLock { lines.filter { $0.message.hasPrefix("refused:") } } }
-}
-
-struct CapturingLogHandler: LogHandler {
-    let log: CapturedLog
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        log.append(.init(level: event.level, message: event.message.description,
-                         metadata: metadata.merging(event.metadata ?? [:]) { $1 }))
     }
 }

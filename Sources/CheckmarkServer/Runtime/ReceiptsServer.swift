@@ -122,7 +122,8 @@ package final class ReceiptsServer: Sendable {
     /// SQLite in the data directory, or the cluster's PostgreSQL database when one is configured.
     private static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any ReceiptsStore {
         guard let url = configuration.postgresURL else {
-            return try SQLiteStore(directory: try DataDirectory(path: configuration.dataDirectory))
+            return try SQLiteStore(directory: try DataDirectory(path: configuration.dataDirectory),
+                                   checkpoints: configuration.sqliteCheckpoints, logger: logger)
         }
         let location = try PostgresLocation(url: url)
         return try await NIOThreadPool.singleton.runIfActive { try PostgresStore(location: location, logger: logger) }

@@ -54,6 +54,8 @@ package struct ServerConfiguration: Sendable {
     package var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
     /// Bytes of channel states' member, read-state and message lists kept encoded between watches; 0 keeps none.
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
+    /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
+    package var sqliteCheckpoints = SQLiteCheckpointPolicy()
     package var keepaliveSeconds = 30
     package var idleTimeoutSeconds = 120
     package var compression = true
@@ -114,6 +116,11 @@ package struct ServerConfiguration: Sendable {
             problems.append((key, "\(key) must be positive, not \(value)"))
         }
         if tokenClockSkewSeconds < 0 { problems.append(("token_clock_skew", "token_clock_skew must not be negative, not \(tokenClockSkewSeconds)")) }
+        if sqliteCheckpoints.backgroundPages <= 0 {
+            problems.append(("wal_checkpoint_pages", "wal_checkpoint_pages must be positive, not \(sqliteCheckpoints.backgroundPages)"))
+        } else if sqliteCheckpoints.limitPages < sqliteCheckpoints.backgroundPages {
+            problems.append(("max_wal_pages", "max_wal_pages must be at least wal_checkpoint_pages (\(sqliteCheckpoints.backgroundPages)), not \(sqliteCheckpoints.limitPages)"))
+        }
         if channelStateCacheBytes < 0 {
             problems.append(("channel_state_cache", "channel_state_cache must not be negative, not \(channelStateCacheBytes)"))
         }

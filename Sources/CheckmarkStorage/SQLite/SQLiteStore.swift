@@ -1,14 +1,17 @@
 import CheckmarkCore
 import Foundation
 import GRDB
+import Logging
 import Synchronization
 
 /// The embedded default store: one SQLite database in the data directory, in WAL mode with
 /// `synchronous=FULL`, so that a commit that returned survives a killed process and a power cut (the
 /// WAL is fsynced at every commit; group commit makes that one fsync per batch, not per confirmation).
+/// The WAL is copied back into the database file in the background (``SQLiteCheckpointPolicy``).
 package final class SQLiteStore: ReceiptsStore {
     package let directory: DataDirectory
     private let queue: DatabaseQueue
+    private let checkpointer: SQLiteCheckpointer
     private let state = Mutex(StoreState.open)
 
     private enum StoreState { case open, failed, closed }
@@ -17,7 +20,7 @@ package final class SQLiteStore: ReceiptsStore {
     /// - Throws: ``StorageError/schemaNewer(path:unknownMigrations:)`` when a newer binary wrote it,
     ///   ``StorageError/corrupt(path:reason:)`` for a damaged or foreign file,
     ///   ``StorageError/unavailable(reason:)`` otherwise.
-    package init(directory: DataDirectory) throws(StorageError) {
+    package init(directory: DataDirectory, checkpoints: SQLiteCheckpointPolicy = .init(), logger: Logger? = nil) throws(StorageError) {
         self.directory = directory
         let path = directory.databasePath
         // SQLite opens an empty file as a new, empty database: a truncated file would silently start
@@ -31,6 +34,8 @@ package final class SQLiteStore: ReceiptsStore {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Checkpoints run in the background (SQLiteCheckpointer), not inside a commit.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -47,6 +52,8 @@ package final class SQLiteStore: ReceiptsStore {
                 let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
                 guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
             }
+            checkpointer = try SQLiteCheckpointer(path: path, policy: checkpoints, logger: logger)
+            queue.inDatabase { db in checkpointer.attach(to: db) }
         } catch let error as StorageError {
             throw error
         } catch let error as DatabaseError {
@@ -69,10 +76,15 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    /// Checkpoints of the write-ahead log so far: in the background, and by commits that found it at
+    /// ``SQLiteCheckpointPolicy/limitPages``.
+    package var checkpoints: (background: Int, atLimit: Int) { checkpointer.checkpoints }
+
     package var isReady: Bool { state.withLock { $0 == .open } }
 
     package func close() {
         state.withLock { $0 = .closed }
+        checkpointer.close()
         try? queue.close()
         directory.release()
     }

@@ -1,0 +1,102 @@
+import Dispatch
+import GRDB
+import GRDBSQLite
+import Logging
+import Synchronization
+
+/// Checkpoints one database's write-ahead log on a connection and thread of its own, as
+/// ``SQLiteCheckpointPolicy`` says, so that commits do not wait for it.
+///
+/// The writer's connection reports every commit's log size (``attach(to:)``); a failed background
+/// checkpoint is logged once (and its recovery once) and tried again at the next commit past the
+/// threshold: the log still holds every committed row, so nothing is lost, and at the limit the
+/// writer's own commit checkpoints.
+final class SQLiteCheckpointer: Sendable {
+    let policy: SQLiteCheckpointPolicy
+    private let connection: DatabaseQueue
+    private let thread = DispatchQueue(label: "checkmark.sqlite-checkpoint")
+    private let scheduled = Atomic(false)
+    /// Log pages at which the next background checkpoint starts: ``SQLiteCheckpointPolicy/backgroundPages``
+    /// more than where the last one started, so that a log that commits kept growing during a
+    /// checkpoint is checkpointed once per that many pages, not after every commit. Only the writer's
+    /// thread reads and sets it.
+    private let nextBackgroundAt: Atomic<Int>
+    private let closed = Atomic(false)
+    private let failing = Atomic(false)
+    /// Whether a commit has found the log at the limit (logged the first time only).
+    private let reachedLimit = Atomic(false)
+    private let logger: Logger?
+    /// Checkpoints run in the background, and commits that checkpointed because the log was at the limit.
+    private let counts = Mutex((background: 0, atLimit: 0))
+
+    /// Opens the checkpointer's own connection to the database at `path` (already in WAL mode).
+    init(path: String, policy: SQLiteCheckpointPolicy, logger: Logger?) throws {
+        self.policy = policy
+        self.logger = logger
+        nextBackgroundAt = Atomic(policy.backgroundPages)
+        var configuration = Configuration()
+        configuration.label = "checkmark-checkpoint"
+        configuration.busyMode = .immediateError
+        configuration.prepareDatabase { db in
+            // A checkpoint must reach the disk before the log is reused.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        connection = try DatabaseQueue(path: path, configuration: configuration)
+    }
+
+    /// Checkpoints run so far: in the background, and by commits that found the log at the limit.
+    var checkpoints: (background: Int, atLimit: Int) { counts.withLock { $0 } }
+
+    /// Makes the writer's connection report its commits here instead of checkpointing in them.
+    /// The checkpointer must outlive the connection's last commit.
+    func attach(to db: Database) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_wal_hook(db.sqliteConnection, { context, connection, name, pages in
+            guard let context else { return SQLITE_OK }
+            let checkpointer = Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue()
+            checkpointer.committed(logPages: Int(pages), connection: connection, name: name)
+            return SQLITE_OK
+        }, context)
+    }
+
+    /// Stops background checkpoints, waits for one in progress, and closes the connection.
+    func close() {
+        closed.store(true, ordering: .sequentiallyConsistent)
+        thread.sync {}
+        try? connection.close()
+    }
+
+    private func committed(logPages: Int, connection writer: OpaquePointer?, name: UnsafePointer<CChar>?) {
+        if logPages >= policy.limitPages {
+            // The commit already succeeded; a busy checkpointer here means the background one runs.
+            if sqlite3_wal_checkpoint_v2(writer, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK {
+                counts.withLock { $0.atLimit += 1 }
+            }
+            if !reachedLimit.exchange(true, ordering: .relaxed) {
+                logger?.warning("sqlite write-ahead log reached max_wal_pages (\(policy.limitPages) pages): background checkpoints fell behind, so commits at the limit checkpoint themselves (logged once)")
+            }
+        } else if logPages < policy.backgroundPages {
+            // The log restarted from its beginning after a complete checkpoint.
+            nextBackgroundAt.store(policy.backgroundPages, ordering: .relaxed)
+        } else if logPages >= nextBackgroundAt.load(ordering: .relaxed), !scheduled.exchange(true, ordering: .acquiringAndReleasing) {
+            nextBackgroundAt.store(logPages + policy.backgroundPages, ordering: .relaxed)
+            thread.async { self.runBackground() }
+        }
+    }
+
+    private func runBackground() {
+        defer { scheduled.store(false, ordering: .releasing) }
+        guard !closed.load(ordering: .sequentiallyConsistent) else { return }
+        do {
+            try connection.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            counts.withLock { $0.background += 1 }
+            if failing.exchange(false, ordering: .relaxed) {
+                logger?.notice("sqlite background checkpoint recovered")
+            }
+        } catch {
+            if !failing.exchange(true, ordering: .relaxed) {
+                logger?.warning("sqlite background checkpoint failed; retried at the next commit, the commit checkpoints at max_wal_pages: \(error)")
+            }
+        }
+    }
+}
