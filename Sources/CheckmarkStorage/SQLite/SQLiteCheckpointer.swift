@@ -4,8 +4,9 @@ import GRDBSQLite
 import Logging
 import Synchronization
 
-/// Checkpoints one database's write-ahead log on a connection and thread of its own, as
-/// ``SQLiteCheckpointPolicy`` says, so that commits do not wait for it.
+/// Checkpoints one database's write-ahead log on a thread of its own, as ``SQLiteCheckpointPolicy``
+/// says, so that commits do not wait for it. Each checkpoint opens a connection of its own and closes
+/// it after (a connection kept open between checkpoints would hold its caches for nothing).
 ///
 /// The writer's connection reports every commit's log size (``attach(to:)``); a failed background
 /// checkpoint is logged once (and its recovery once) and tried again at the next commit past the
@@ -13,7 +14,7 @@ import Synchronization
 /// writer's own commit checkpoints.
 final class SQLiteCheckpointer: Sendable {
     let policy: SQLiteCheckpointPolicy
-    private let connection: DatabaseQueue
+    private let path: String
     private let thread = DispatchQueue(label: "checkmark.sqlite-checkpoint")
     private let scheduled = Atomic(false)
     /// Log pages at which the next background checkpoint starts: ``SQLiteCheckpointPolicy/backgroundPages``
@@ -29,19 +30,12 @@ final class SQLiteCheckpointer: Sendable {
     /// Checkpoints run in the background, and commits that checkpointed because the log was at the limit.
     private let counts = Mutex((background: 0, atLimit: 0))
 
-    /// Opens the checkpointer's own connection to the database at `path` (already in WAL mode).
-    init(path: String, policy: SQLiteCheckpointPolicy, logger: Logger?) throws {
+    /// Checkpoints the database at `path` (in WAL mode).
+    init(path: String, policy: SQLiteCheckpointPolicy, logger: Logger?) {
+        self.path = path
         self.policy = policy
         self.logger = logger
         nextBackgroundAt = Atomic(policy.backgroundPages)
-        var configuration = Configuration()
-        configuration.label = "checkmark-checkpoint"
-        configuration.busyMode = .immediateError
-        configuration.prepareDatabase { db in
-            // A checkpoint must reach the disk before the log is reused.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        connection = try DatabaseQueue(path: path, configuration: configuration)
     }
 
     /// Checkpoints run so far: in the background, and by commits that found the log at the limit.
@@ -59,11 +53,10 @@ final class SQLiteCheckpointer: Sendable {
         }, context)
     }
 
-    /// Stops background checkpoints, waits for one in progress, and closes the connection.
+    /// Stops background checkpoints and waits for one in progress.
     func close() {
         closed.store(true, ordering: .sequentiallyConsistent)
         thread.sync {}
-        try? connection.close()
     }
 
     private func committed(logPages: Int, connection writer: OpaquePointer?, name: UnsafePointer<CChar>?) {
@@ -88,7 +81,7 @@ final class SQLiteCheckpointer: Sendable {
         defer { scheduled.store(false, ordering: .releasing) }
         guard !closed.load(ordering: .sequentiallyConsistent) else { return }
         do {
-            try connection.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            try checkpoint()
             counts.withLock { $0.background += 1 }
             if failing.exchange(false, ordering: .relaxed) {
                 logger?.notice("sqlite background checkpoint recovered")
@@ -98,5 +91,21 @@ final class SQLiteCheckpointer: Sendable {
                 logger?.warning("sqlite background checkpoint failed; retried at the next commit, the commit checkpoints at max_wal_pages: \(error)")
             }
         }
+    }
+
+    /// One passive checkpoint on a connection opened for it.
+    private func checkpoint() throws(SQLiteCheckpointError) {
+        var db: OpaquePointer?
+        defer { sqlite3_close_v2(db) }
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw Self.error("open", db) }
+        // A checkpoint must reach the disk before the log is reused.
+        guard sqlite3_exec(db, "PRAGMA synchronous = FULL", nil, nil, nil) == SQLITE_OK else { throw Self.error("PRAGMA synchronous", db) }
+        let code = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        // Busy: the writer's commit at the limit is checkpointing; this one is not needed.
+        guard code == SQLITE_OK || code == SQLITE_BUSY else { throw Self.error("checkpoint", db) }
+    }
+
+    private static func error(_ step: String, _ db: OpaquePointer?) -> SQLiteCheckpointError {
+        SQLiteCheckpointError(step: step, message: db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "out of memory")
     }
 }

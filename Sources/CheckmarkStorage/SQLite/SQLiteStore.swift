@@ -52,7 +52,7 @@ package final class SQLiteStore: ReceiptsStore {
                 let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
                 guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
             }
-            checkpointer = try SQLiteCheckpointer(path: path, policy: checkpoints, logger: logger)
+            checkpointer = SQLiteCheckpointer(path: path, policy: checkpoints, logger: logger)
             queue.inDatabase { db in checkpointer.attach(to: db) }
         } catch let error as StorageError {
             throw error
