@@ -2,7 +2,8 @@
 ///
 /// SQLite's own rule checkpoints inside the commit that brings the log to 1,000 pages, so that one
 /// commit, and every event waiting on it, also waits for the copy and the database file's fsync
-/// (50-800 ms measured on a 2-core cloud machine at 50 messages/s). Here that commit only wakes the
+/// (commits of 50-100 ms, and a fan-out p99 of 76-690 ms in five runs of eleven, measured on a
+/// 2-core cloud machine at 50 messages/s; BENCHMARKS.md). Here that commit only wakes the
 /// background checkpointer; a commit waits only when the log has reached ``limitPages`` because
 /// background checkpoints fell behind, which keeps the log, and the disk it takes, bounded.
 package struct SQLiteCheckpointPolicy: Sendable, Equatable {

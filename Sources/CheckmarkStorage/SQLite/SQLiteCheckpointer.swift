@@ -13,15 +13,11 @@ import Synchronization
 /// threshold: the log still holds every committed row, so nothing is lost, and at the limit the
 /// writer's own commit checkpoints.
 final class SQLiteCheckpointer: Sendable {
-    let policy: SQLiteCheckpointPolicy
     private let path: String
     private let thread = DispatchQueue(label: "checkmark.sqlite-checkpoint")
     private let scheduled = Atomic(false)
-    /// Log pages at which the next background checkpoint starts: ``SQLiteCheckpointPolicy/backgroundPages``
-    /// more than where the last one started, so that a log that commits kept growing during a
-    /// checkpoint is checkpointed once per that many pages, not after every commit. Only the writer's
-    /// thread reads and sets it.
-    private let nextBackgroundAt: Atomic<Int>
+    /// Only the writer's thread uses it (from its commits).
+    private let schedule: Mutex<SQLiteCheckpointSchedule>
     private let closed = Atomic(false)
     private let failing = Atomic(false)
     /// Whether a commit has found the log at the limit (logged the first time only).
@@ -33,9 +29,8 @@ final class SQLiteCheckpointer: Sendable {
     /// Checkpoints the database at `path` (in WAL mode).
     init(path: String, policy: SQLiteCheckpointPolicy, logger: Logger?) {
         self.path = path
-        self.policy = policy
         self.logger = logger
-        nextBackgroundAt = Atomic(policy.backgroundPages)
+        schedule = Mutex(SQLiteCheckpointSchedule(policy: policy))
     }
 
     /// Checkpoints run so far: in the background, and by commits that found the log at the limit.
@@ -60,20 +55,22 @@ final class SQLiteCheckpointer: Sendable {
     }
 
     private func committed(logPages: Int, connection writer: OpaquePointer?, name: UnsafePointer<CChar>?) {
-        if logPages >= policy.limitPages {
+        let running = scheduled.load(ordering: .acquiring)
+        switch schedule.withLock({ $0.committed(logPages: logPages, backgroundRunning: running) }) {
+        case .none:
+            break
+        case .startBackground:
+            // Only this thread sets it; the background thread clears it when done.
+            scheduled.store(true, ordering: .releasing)
+            thread.async { self.runBackground() }
+        case .checkpointInCommit:
             // The commit already succeeded; a busy checkpointer here means the background one runs.
             if sqlite3_wal_checkpoint_v2(writer, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK {
                 counts.withLock { $0.atLimit += 1 }
             }
             if !reachedLimit.exchange(true, ordering: .relaxed) {
-                logger?.warning("sqlite write-ahead log reached max_wal_pages (\(policy.limitPages) pages): background checkpoints fell behind, so commits at the limit checkpoint themselves (logged once)")
+                logger?.warning("sqlite write-ahead log reached max_wal_pages (\(schedule.withLock { $0.policy.limitPages }) pages): background checkpoints fell behind, so commits at the limit checkpoint themselves (logged once)")
             }
-        } else if logPages < policy.backgroundPages {
-            // The log restarted from its beginning after a complete checkpoint.
-            nextBackgroundAt.store(policy.backgroundPages, ordering: .relaxed)
-        } else if logPages >= nextBackgroundAt.load(ordering: .relaxed), !scheduled.exchange(true, ordering: .acquiringAndReleasing) {
-            nextBackgroundAt.store(logPages + policy.backgroundPages, ordering: .relaxed)
-            thread.async { self.runBackground() }
         }
     }
 
