@@ -204,23 +204,27 @@ public final class WebSocketChannelHandler: ChannelInboundHandler, RemovableChan
 
     /// Moves queued frames to the channel; flushes now or at the end of this tick.
     private func writeOutbound() {
-        guard connection.hasOutbound else { return }
-        writeQueued()
+        guard writeQueued() else { return }
         scheduleFlush()
     }
 
     /// Hands the frames waiting in the connection to the channel, in order: several small ones as one
-    /// buffer (one channel write), otherwise each as it is.
-    private func writeQueued() {
-        guard let context, connection.hasOutbound else { return }
-        if connection.outboundFrameCount > 1, connection.outboundByteCount <= Self.coalescedWriteLimit {
-            var combined = context.channel.allocator.buffer(capacity: connection.outboundByteCount)
-            connection.drainOutbound { combined.writeImmutableBuffer($0) }
-            context.write(wrapOutboundOut(combined), promise: nil)
-        } else {
-            connection.drainOutbound { context.write(wrapOutboundOut($0), promise: nil) }
+    /// buffer (one channel write), otherwise each as it is. Whether anything was written.
+    @discardableResult
+    private func writeQueued() -> Bool {
+        guard let context else { return false }
+        // Taken out of the connection before any write: a write that crosses the channel's high-water
+        // mark reports unwritability at once, and what that starts may use the connection again.
+        switch connection.takeOutboundWrite(coalescingUpTo: Self.coalescedWriteLimit) {
+        case .none:
+            return false
+        case .single(let bytes):
+            context.write(wrapOutboundOut(bytes), promise: nil)
+        case .frames(let frames):
+            for bytes in frames { context.write(wrapOutboundOut(bytes), promise: nil) }
         }
         unflushed = true
+        return true
     }
 
     /// Flushed at the end of the read cycle, or of this event-loop tick for writes that do not come from

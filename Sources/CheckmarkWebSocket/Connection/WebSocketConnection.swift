@@ -318,6 +318,28 @@ public struct WebSocketConnection {
         outboundBytes = 0
     }
 
+    /// Takes what waits for the transport as the writes to make, and forgets it: ``OutboundWrite/none``
+    /// when nothing waits; one buffer for one frame, or for several that together take at most
+    /// `limit` bytes (copied into one buffer, so that they cost the transport one write); otherwise
+    /// each frame as it is, so that a large one is never copied.
+    ///
+    /// One mutating call for the decision and the frames: a caller holding the connection in a class
+    /// (the NIO handler, at every flush) would copy the whole value to ask its getters first.
+    public mutating func takeOutboundWrite(coalescingUpTo limit: Int) -> OutboundWrite {
+        guard let first = firstOutbound else { return .none }
+        defer {
+            firstOutbound = nil
+            moreOutbound.removeAll(keepingCapacity: true)
+            outboundBytes = 0
+        }
+        if moreOutbound.isEmpty { return .single(first) }
+        guard outboundBytes <= limit else { return .frames([first] + moreOutbound) }
+        var combined = allocator.buffer(capacity: outboundBytes)
+        combined.writeImmutableBuffer(first)
+        for bytes in moreOutbound { combined.writeImmutableBuffer(bytes) }
+        return .single(combined)
+    }
+
     private mutating func enqueue(_ bytes: ByteBuffer) {
         if firstOutbound == nil {
             firstOutbound = bytes
