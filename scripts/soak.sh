@@ -30,14 +30,21 @@ work=$(mktemp -d /tmp/checkmark-soak.XXXXXX)
 #   each of them still gets its own answer (408, 400, ...); the pending flood opens 1050 idle
 #   connections in a phase of its own after the attack and expects 503 for those past the limit.
 # - max_watched_channels 5: a well-behaved client watches 1 channel; the REST-watch kind watches 6.
+# And one lowered so that the REST flood exceeds it on any machine: rest_requests_per_second 25,
+# burst 50 (default 100 and 200). The flood's pace depends on the machine (about 70 requests a second
+# on a slow 2-core VM under the whole attack, under the default limit, so no 429 was ever seen); the
+# other REST kinds spread a few requests a minute over 99 users, and the senders use the server token.
 max_pending=1000
 max_watched=5
+rest_rate=25
+rest_burst=50
 key=soak-key
 secret=soak-secret-used-only-by-the-soak-test
 # shellcheck disable=SC2086 # SOAK_SERVER_ARGS is split into flags on purpose
 started=$(date +%s)
 "$binary" serve --port 0 --data-dir "$work/data" --api-key "$key" --api-secret "$secret" --log-level notice \
-    --set max_pending_connections=$max_pending --set max_watched_channels=$max_watched ${SOAK_SERVER_ARGS:-} > "$work/stdout" 2> "$work/server.log" &
+    --set max_pending_connections=$max_pending --set max_watched_channels=$max_watched \
+    --set rest_requests_per_second=$rest_rate --set rest_request_burst=$rest_burst ${SOAK_SERVER_ARGS:-} > "$work/stdout" 2> "$work/server.log" &
 pid=$!
 cleanup() {
     if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
