@@ -91,6 +91,9 @@ run_client() {
     pids+=("$pid")
     wait_for_port "$port"
     timeout 2400 "$binary" autobahn-client --url "ws://127.0.0.1:$port"
+    # The fuzzing server writes its index after the client's last report request; on a slow machine
+    # that takes more than a second, so wait for it (at most 120 s) before stopping the server.
+    for _ in $(seq 240); do [[ -s "$reports/client/index.json" ]] && break; sleep 0.5; done
     sleep 1
     kill "$pid" 2>/dev/null || true
     echo "client role (checkmark autobahn-client):"
