@@ -313,6 +313,11 @@ public struct WebSocketConnection {
         guard let first = firstOutbound else { return }
         body(first)
         for bytes in moreOutbound { body(bytes) }
+        forgetOutbound()
+    }
+
+    /// Empties the outbound queue, keeping its storage.
+    private mutating func forgetOutbound() {
         firstOutbound = nil
         moreOutbound.removeAll(keepingCapacity: true)
         outboundBytes = 0
@@ -327,11 +332,7 @@ public struct WebSocketConnection {
     /// (the NIO handler, at every flush) would copy the whole value to ask its getters first.
     public mutating func takeOutboundWrite(coalescingUpTo limit: Int) -> OutboundWrite {
         guard let first = firstOutbound else { return .none }
-        defer {
-            firstOutbound = nil
-            moreOutbound.removeAll(keepingCapacity: true)
-            outboundBytes = 0
-        }
+        defer { forgetOutbound() }
         if moreOutbound.isEmpty { return .single(first) }
         guard outboundBytes <= limit else { return .frames([first] + moreOutbound) }
         var combined = allocator.buffer(capacity: outboundBytes)
