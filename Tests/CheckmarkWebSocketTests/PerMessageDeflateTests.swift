@@ -84,6 +84,18 @@ struct PerMessageDeflateTests {
         }
     }
 
+    /// Regression: every deflater had zlib's default 32,768-entry hash table, which zlib rescans
+    /// whenever the window slides: behind a 512-byte window (a peer's `server_max_window_bits=9`)
+    /// that is every 250 bytes of input, and Autobahn's 128 KiB messages of cases 12 and 13 took
+    /// seconds each. The table now has as many entries as the window has bytes.
+    @Test(arguments: [8, 9, 10, 12, 15])
+    func aDeflatersHashTableIsNoLargerThanItsWindow(bits: Int) {
+        let deflater = Deflater(windowBits: bits)
+        let windowBytes = 1 << max(bits, 9)
+        #expect(1 << (deflater.memoryLevel + 7) == windowBytes)
+        if bits == 15 { #expect(deflater.memoryLevel == 8, "zlib's default at its default window") }
+    }
+
     @Test(arguments: [8, 9, 10, 12, 15])
     func deflaterStaysWithinTheAgreedWindow(bits: Int) throws {
         // Repeats about 420 bytes apart and a long repeat of the opening: a deflater with a larger

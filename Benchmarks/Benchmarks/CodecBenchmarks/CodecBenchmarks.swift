@@ -90,6 +90,13 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { blackHole(deflater.compressMessage(json)) }
     }
 
+    // A peer may agree on a window down to 512 bytes (server_max_window_bits=9): the deflater's
+    // cost per byte must stay that of the default window.
+    Benchmark("deflate-16KiB-event-9-bit-window", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
+        let deflater = Deflater(windowBits: 9, level: 6, noContextTakeover: true)
+        for _ in benchmark.scaledIterations { blackHole(deflater.compressMessage(json)) }
+    }
+
     let compressed = Deflater(noContextTakeover: true).compressMessage(json)
     Benchmark("inflate-16KiB-event", configuration: .init(metrics: throughputMetrics, scalingFactor: .one)) { benchmark in
         let inflater = Inflater()

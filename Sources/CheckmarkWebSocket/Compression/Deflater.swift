@@ -9,6 +9,11 @@ public final class Deflater {
     private let stream: UnsafeMutablePointer<z_stream>
     /// Whether the sliding window is dropped after every message (no context takeover).
     public let resetsAfterEachMessage: Bool
+    /// zlib's `memLevel`: its hash table has `1 << (memoryLevel + 7)` entries, as many as the window
+    /// has bytes (zlib's own proportion at its default 15-bit window and level 8). The table is
+    /// rescanned every time the window slides, so one sized for a 32 KiB window behind a 512-byte
+    /// one costs about 130 operations per input byte and 128 KiB per deflater.
+    public let memoryLevel: Int
 
     /// - Parameters:
     ///   - windowBits: 8 to 15. zlib cannot deflate with a 256-byte window, so 8 deflates with a
@@ -22,7 +27,9 @@ public final class Deflater {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let strategy = windowBits == 8 ? Z_RLE : Z_DEFAULT_STRATEGY
-        let status = czlib_deflateInit2(stream, Int32(level), -Int32(max(windowBits, 9)), 8, strategy)
+        let zlibWindowBits = max(windowBits, 9)
+        memoryLevel = zlibWindowBits - 7
+        let status = czlib_deflateInit2(stream, Int32(level), -Int32(zlibWindowBits), Int32(memoryLevel), strategy)
         precondition(status == Z_OK, "deflateInit2 failed with \(status): out of memory")
     }
 
