@@ -130,13 +130,13 @@ struct ReceiptsPropertyTests {
     /// the count says every one of them watches).
     static func checkNotifiedConnections(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine, command: ReceiptsCommand) {
         for channel in engine.channels.values {
-            let recount = channel.members.keys.reduce(0) { $0 + (engine.userConnections[$1]?.count ?? 0) }
+            let recount = channel.members.keys.reduce(0) { $0 + engine.connections(of: $1).count }
             #expect(channel.memberConnections == recount, "members' connections of \(channel.cid)")
         }
         guard case .sendMessage(let cid, _, _) = command, let channel = engine.channels[cid],
               let event = outcome.events.first(where: { $0.type == "notification.message_new" }) else { return }
-        let expected = Set(channel.members.keys.flatMap { engine.userConnections[$0] ?? [] }.filter { !channel.watcherSet.contains($0) })
-        #expect(Set(event.recipients.map(\.connectionID)) == expected)
+        let expected = Set(channel.members.keys.flatMap { engine.connections(of: $0) }.filter { !channel.watcherSet.contains($0) })
+        #expect(Set(event.recipients.map(\.connection)) == expected)
     }
 
     /// Members are listed in join-time order, so the newest are the last (the read-state listing relies on it).

@@ -43,13 +43,20 @@ struct EventFanOutTests {
         }
     }
 
-    /// The service's table of open connections, with these sinks.
-    static func open(_ sinks: [String: any EventSink]) -> [String: OpenConnection] {
-        sinks.mapValues { OpenConnection(sink: $0, openedAfterEventSeq: 0) }
+    /// The connections these tests name, at their handles' slots in that order.
+    static let names = ["a", "b", "c", "gone"]
+
+    static func handle(_ name: String) -> ConnectionHandle {
+        ConnectionHandle(slot: UInt32(names.firstIndex(of: name)!), serial: 1)
+    }
+
+    /// The service's table of open connections, with these sinks (a name without one is not open).
+    static func open(_ sinks: [String: any EventSink]) -> [OpenConnection] {
+        names.map { name in sinks[name].map { OpenConnection(sink: $0, openedAfterEventSeq: 0, serial: 1) } ?? .empty }
     }
 
     static func event(_ type: String, to connections: [String]) -> (ReceiptsEvent, SharedEvent) {
-        let recipients = connections.map { Recipient(connectionID: $0, userID: "u-" + $0, counts: nil) }
+        let recipients = connections.map { Recipient(connection: handle($0), connectionID: $0, userID: "u-" + $0, counts: nil) }
         let event = ReceiptsEvent(payload: .notificationMarkRead(user: User(id: "reader"), lastReadMessageID: nil),
                                   cid: nil, createdAt: Timestamp(microseconds: 0), recipients: recipients)
         let json = Array("{\"type\":\"\(type)\"}".utf8)
@@ -77,6 +84,26 @@ struct EventFanOutTests {
         #expect(b.received.isEmpty, "the other loop's share waits for that loop")
         second.run()
         #expect(b.received == ["one", "three"])
+    }
+
+    /// Events are released once durable, after their connections may have closed: a recipient whose
+    /// connection closed reaches nobody, not the connection that took its slot since.
+    @Test func aClosedConnectionsEventDoesNotReachTheConnectionNowInItsSlot() {
+        let loop = EmbeddedEventLoop()
+        let newcomer = RecordingSink(eventLoop: loop)
+        let fanOut = EventFanOut(metrics: ServiceMetrics(factory: NOOPMetricsHandler.instance), compression: .init())
+        var table = Self.open([:])
+        table[Self.handle("a").index] = OpenConnection(sink: newcomer, openedAfterEventSeq: 0, serial: 2)
+        fanOut.send([Self.event("for the closed one", to: ["a"])], to: table)
+        loop.run()
+        #expect(newcomer.received.isEmpty)
+        fanOut.send([Self.event("for the newcomer", to: [])].map { event, shared in
+            var event = event
+            event.recipients = [Recipient(connection: ConnectionHandle(slot: 0, serial: 2), connectionID: "a2", userID: "u-a2", counts: nil)]
+            return (event, shared)
+        }, to: table)
+        loop.run()
+        #expect(newcomer.received == ["for the newcomer"])
     }
 
     /// A group commit's events cost each loop one task, whatever their number: the frames of the batch

@@ -161,7 +161,7 @@ extension EndToEnd {
                 "POST", "/channels?api_key=\(TestServer.apiKey)&connection_id=\(alice.connectionID)",
                 body: #"{"filter_conditions":{"members":{"$in":["alice"]}},"watch":true,"limit":10}"#, headers: auth)
             #expect(answer.status == 429 && answer.body.contains("too_many_watched_channels"), "\(answer.status) \(answer.body)")
-            let watching = try await server.server.service.read { engine in engine.watching[alice.connectionID]?.count ?? 0 }.get()
+            let watching = try await server.server.service.read { engine in engine.connections.watching(alice.connectionID).count }.get()
             #expect(watching <= 2)
         }
 

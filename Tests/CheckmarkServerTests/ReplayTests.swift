@@ -78,7 +78,8 @@ extension EndToEnd {
             // A build that shows carol's reads to everyone is caught by the privacy check, not only the diff.
             let leaky = try await ReplayRunner.run(lines, alteration: { outcome in
                 for index in outcome.events.indices where outcome.events[index].type == "message.read" {
-                    outcome.events[index].recipients.append(Recipient(connectionID: "eavesdropper", userID: "mallory", counts: nil))
+                    outcome.events[index].recipients.append(Recipient(
+                        connection: ConnectionHandle(slot: .max, serial: 0), connectionID: "eavesdropper", userID: "mallory", counts: nil))
                 }
             })
             #expect(leaky.privacyViolations.count == 2)
@@ -109,7 +110,7 @@ extension EndToEnd {
         @Test func traceLinesRoundTripAndBadLinesSayWhere() throws {
             let line = TraceLine.event(TraceEvent(
                 commandSeq: 3, type: "message.read", cid: Self.general, channelSeq: 9, audience: .userWatching("carol"),
-                recipients: [Recipient(connectionID: "c1", userID: "carol", counts: nil)], json: Array(#"{"type":"message.read"}"#.utf8)))
+                recipients: [TracedRecipient(connectionID: "c1", userID: "carol", counts: nil)], json: Array(#"{"type":"message.read"}"#.utf8)))
             #expect(try TraceLine.parse(line.json, number: 1) == line)
             #expect(throws: TraceLine.Failure.self) { try TraceLine.parse(Array(#"{"kind":"event"}"#.utf8), number: 7) }
             #expect {

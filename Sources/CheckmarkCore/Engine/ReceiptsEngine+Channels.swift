@@ -31,7 +31,7 @@ extension ReceiptsEngine {
             membership[id]?.remove(cid)
             // Only members may watch: the user's connections stop watching.
             for connection in connections(of: id) where channels[cid]!.removeWatcher(connection) {
-                watching[connection]?.remove(cid)
+                connections.removeWatching(cid, at: connection)
             }
             removed = true
             touched.channels.insert(cid)

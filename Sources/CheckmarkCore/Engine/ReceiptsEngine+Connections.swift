@@ -2,42 +2,58 @@ extension ReceiptsEngine {
     mutating func connect(_ connectionID: String, _ userID: String) throws(ReceiptsError) -> ReceiptsOutcome {
         _ = try user(userID)
         guard connections[connectionID] == nil else { throw .duplicate("connection \(connectionID)") }
-        connections[connectionID] = userID
-        userConnections[userID, default: []].append(connectionID)
+        let handle = connections.open(connectionID, userID: userID)
+        // Last in the user's list: their connections stay in the order they opened.
+        var last = users.firstConnection(of: userID)
+        if last == ConnectionTable.none {
+            users.setFirstConnection(of: userID, to: handle.slot)
+        } else {
+            while case let next = connections.nextOfUser(after: last), next != ConnectionTable.none { last = next }
+            connections.setNextOfUser(after: last, to: handle.slot)
+        }
         for cid in membership[userID] ?? [] { channels[cid]?.memberConnections += 1 }
         return ReceiptsOutcome()
     }
 
     mutating func disconnect(_ connectionID: String) -> ReceiptsOutcome {
-        guard let userID = connections.removeValue(forKey: connectionID) else { return .unchanged }
-        userConnections[userID]?.remove(connectionID)
-        if userConnections[userID]?.isEmpty == true { userConnections[userID] = nil }
+        guard let handle = connections.handle(of: connectionID) else { return .unchanged }
+        let userID = connections.userID(of: handle)
+        let next = connections.nextOfUser(after: handle.slot)
+        let first = users.firstConnection(of: userID)
+        if first == handle.slot {
+            users.setFirstConnection(of: userID, to: next)
+        } else {
+            var previous = first
+            while case let after = connections.nextOfUser(after: previous), after != handle.slot { previous = after }
+            connections.setNextOfUser(after: previous, to: next)
+        }
         for cid in membership[userID] ?? [] { channels[cid]?.memberConnections -= 1 }
-        for cid in watching.removeValue(forKey: connectionID) ?? [] {
-            channels[cid]?.removeWatcher(connectionID)
+        for cid in connections.close(handle) {
+            channels[cid]?.removeWatcher(handle)
         }
         return ReceiptsOutcome()
     }
 
     /// Only members may watch.
     mutating func watch(_ connectionID: String, _ cid: ChannelCID) throws(ReceiptsError) -> ReceiptsOutcome {
-        guard let userID = connections[connectionID] else { throw .unknownConnection(connectionID) }
+        guard let handle = connections.handle(of: connectionID) else { throw .unknownConnection(connectionID) }
+        let userID = connections.userID(of: handle)
         let channel = try channel(cid)
         _ = try member(userID, of: channel)
-        if !channel.watcherSet.contains(connectionID), watching[connectionID, default: []].count >= maxWatchedChannelsPerConnection {
+        if !channel.watcherSet.contains(handle), connections.watching(at: handle).count >= maxWatchedChannelsPerConnection {
             throw .tooManyWatchedChannels(limit: maxWatchedChannelsPerConnection)
         }
         let slot = totalsSlot(of: userID)
-        guard channels[cid]!.addWatcher(connectionID, userID: userID, totalsSlot: slot) else { return .unchanged }
-        watching[connectionID, default: []].insert(cid)
+        guard channels[cid]!.addWatcher(handle, userID: userID, totalsSlot: slot) else { return .unchanged }
+        connections.insertWatching(cid, at: handle)
         return ReceiptsOutcome()
     }
 
     mutating func stopWatching(_ connectionID: String, _ cid: ChannelCID) throws(ReceiptsError) -> ReceiptsOutcome {
-        guard connections[connectionID] != nil else { throw .unknownConnection(connectionID) }
+        guard let handle = connections.handle(of: connectionID) else { throw .unknownConnection(connectionID) }
         _ = try channel(cid)
-        guard channels[cid]!.removeWatcher(connectionID) else { return .unchanged }
-        watching[connectionID]?.remove(cid)
+        guard channels[cid]!.removeWatcher(handle) else { return .unchanged }
+        connections.removeWatching(cid, at: handle)
         return ReceiptsOutcome()
     }
 
@@ -46,7 +62,7 @@ extension ReceiptsEngine {
         var recipients: [Recipient] = []
         recipients.reserveCapacity(channel.watchers.count)
         for watcher in channel.watchers {
-            recipients.append(Recipient(connectionID: watcher.connectionID, userID: watcher.userID,
+            recipients.append(Recipient(connection: watcher.connection, connectionID: connections.id(of: watcher.connection), userID: watcher.userID,
                                         counts: withCounts ? counts(at: watcher.totalsSlot) : nil))
         }
         return recipients
@@ -54,7 +70,9 @@ extension ReceiptsEngine {
 
     /// Every connection of one user, with their totals when `withCounts`.
     func ownRecipients(of userID: String, withCounts: Bool) -> [Recipient] {
-        connections(of: userID).map { Recipient(connectionID: $0, userID: userID, counts: withCounts ? counts(for: userID) : nil) }
+        connections(of: userID).map {
+            Recipient(connection: $0, connectionID: connections.id(of: $0), userID: userID, counts: withCounts ? counts(for: userID) : nil)
+        }
     }
 
     /// The receivers of a receipt about `subject`: every watcher when the receipt may be shown, else only

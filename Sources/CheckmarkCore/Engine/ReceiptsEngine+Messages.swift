@@ -56,7 +56,8 @@ extension ReceiptsEngine {
             if channel.memberConnections > channel.watchers.count {
                 for memberID in memberOrder {
                     for connection in connections(of: memberID) where !channel.watcherSet.contains(connection) {
-                        others.append(Recipient(connectionID: connection, userID: memberID, counts: counts(for: memberID)))
+                        others.append(Recipient(connection: connection, connectionID: connections.id(of: connection),
+                                                userID: memberID, counts: counts(for: memberID)))
                     }
                 }
             }

@@ -12,11 +12,8 @@ public struct ReceiptsEngine: Sendable {
     public internal(set) var channels: [ChannelCID: Channel] = [:]
     /// Channels each user is a member of.
     public internal(set) var membership: [String: Set<ChannelCID>] = [:]
-    public internal(set) var connections: [String: String] = [:]
-    /// Each user's open connections, in the order they opened.
-    public internal(set) var userConnections: [String: UserConnections] = [:]
-    /// Channels each connection watches.
-    public internal(set) var watching: [String: Set<ChannelCID>] = [:]
+    /// Open connections: their users, the channels they watch, and each user's in the order they opened.
+    public internal(set) var connections = ConnectionTable()
     /// Each user's totals over all their channels, kept in step with every unread change, at the
     /// user's ``TotalsSlot``.
     var slotTotals: [UnreadCounts] = []
@@ -155,13 +152,18 @@ public struct ReceiptsEngine: Sendable {
     }
 
     /// Connections of `userID`, in the order they opened.
-    func connections(of userID: String) -> UserConnections {
-        userConnections[userID] ?? []
+    public func connections(of userID: String) -> UserConnections {
+        UserConnections(slots: connections.slots, first: users.firstConnection(of: userID))
+    }
+
+    /// The ids of `userID`'s open connections, in the order they opened.
+    public func connectionIDs(of userID: String) -> [String] {
+        connections(of: userID).map { connections.id(of: $0) }
     }
 
     /// Whether `userID` has a connection open (Stream's `online`).
     public func isOnline(_ userID: String) -> Bool {
-        !(userConnections[userID]?.isEmpty ?? true)
+        users.firstConnection(of: userID) != ConnectionTable.none
     }
 }
 

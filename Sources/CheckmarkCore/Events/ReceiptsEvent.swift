@@ -36,12 +36,16 @@ public struct ReceiptsEvent: Sendable, Hashable {
 
 /// One receiving connection and what varies for it.
 public struct Recipient: Sendable, Hashable {
+    /// What the shells deliver by: valid while the connection is open (see ``ConnectionHandle``).
+    public var connection: ConnectionHandle
+    /// The connection's id, for traces and replays.
     public var connectionID: String
     public var userID: String
     /// The recipient user's totals, for event types that carry them.
     public var counts: UnreadCounts?
 
-    public init(connectionID: String, userID: String, counts: UnreadCounts?) {
+    public init(connection: ConnectionHandle, connectionID: String, userID: String, counts: UnreadCounts?) {
+        self.connection = connection
         self.connectionID = connectionID
         self.userID = userID
         self.counts = counts

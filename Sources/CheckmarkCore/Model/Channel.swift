@@ -19,7 +19,7 @@ public struct Channel: Sendable {
     public var threads: [String: MessageThread] = [:]
     /// Connections watching, in the order they started, with their users.
     public private(set) var watchers: [Watcher] = []
-    public private(set) var watcherSet: Set<String> = []
+    public private(set) var watcherSet: Set<ConnectionHandle> = []
     /// Watching connections per user; its count is the event's `watcher_count`.
     public private(set) var watchingUsers: [String: Int] = [:]
     /// Open connections of the members, watching or not (kept by the engine). Only members' connections
@@ -28,7 +28,7 @@ public struct Channel: Sendable {
 
     /// A connection watching the channel.
     public struct Watcher: Sendable, Hashable {
-        public var connectionID: String
+        public var connection: ConnectionHandle
         public var userID: String
         /// The user's place in the engine's totals (what `message.new` tells each watcher).
         public var totalsSlot: TotalsSlot
@@ -43,9 +43,9 @@ public struct Channel: Sendable {
     }
 
     /// Adds a watcher; false if the connection already watches.
-    mutating func addWatcher(_ connectionID: String, userID: String, totalsSlot: TotalsSlot) -> Bool {
-        guard watcherSet.insert(connectionID).inserted else { return false }
-        watchers.append(Watcher(connectionID: connectionID, userID: userID, totalsSlot: totalsSlot))
+    mutating func addWatcher(_ connection: ConnectionHandle, userID: String, totalsSlot: TotalsSlot) -> Bool {
+        guard watcherSet.insert(connection).inserted else { return false }
+        watchers.append(Watcher(connection: connection, userID: userID, totalsSlot: totalsSlot))
         watchingUsers[userID, default: 0] += 1
         return true
     }
@@ -59,9 +59,9 @@ public struct Channel: Sendable {
 
     /// Removes a watcher; false if the connection did not watch.
     @discardableResult
-    mutating func removeWatcher(_ connectionID: String) -> Bool {
-        guard watcherSet.remove(connectionID) != nil,
-              let index = watchers.firstIndex(where: { $0.connectionID == connectionID }) else { return false }
+    mutating func removeWatcher(_ connection: ConnectionHandle) -> Bool {
+        guard watcherSet.remove(connection) != nil,
+              let index = watchers.firstIndex(where: { $0.connection == connection }) else { return false }
         let userID = watchers.remove(at: index).userID
         watchingUsers[userID]! -= 1
         if watchingUsers[userID] == 0 { watchingUsers[userID] = nil }

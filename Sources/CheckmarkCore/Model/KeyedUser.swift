@@ -2,6 +2,9 @@
 /// other fields, so that the table finds a user by id alone.
 public struct KeyedUser: Sendable, Hashable {
     public let user: User
+    /// The slot of the user's oldest open connection in the engine's ``ConnectionTable`` (the head of
+    /// their list), or ``ConnectionTable/none``: kept here, not in a table of its own keyed by user.
+    var firstConnection = ConnectionTable.none
 
     init(_ user: User) { self.user = user }
 

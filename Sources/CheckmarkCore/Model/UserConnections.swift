@@ -1,32 +1,30 @@
-/// The open connections of one user, in the order they opened. The oldest is held inline: most
-/// users have one connection, and an array of one would be a heap allocation per connected user.
-public struct UserConnections: Sendable, Hashable, RandomAccessCollection, ExpressibleByArrayLiteral {
-    private var oldest: String?
-    private var later: [String] = []
+/// The open connections of one user, in the order they opened: a walk along the list their slots in
+/// the ``ConnectionTable`` make. Holds the table's slots, not a copy of the handles.
+public struct UserConnections: Sequence, Sendable {
+    private let slots: [ConnectionTable.Slot]
+    private let first: UInt32
 
-    public init(arrayLiteral connectionIDs: String...) {
-        for id in connectionIDs { append(id) }
+    init(slots: [ConnectionTable.Slot], first: UInt32) {
+        self.slots = slots
+        self.first = first
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { oldest == nil ? 0 : 1 + later.count }
+    public var isEmpty: Bool { first == ConnectionTable.none }
 
-    public subscript(position: Int) -> String {
-        precondition(indices.contains(position), "connection \(position) of \(count)")
-        return position == 0 ? oldest! : later[position - 1]
-    }
+    /// Walks the list: a user has a handful of connections at most (`max_connections_per_user`).
+    public var count: Int { reduce(0) { count, _ in count + 1 } as Int }
 
-    /// Adds a connection that has just opened.
-    mutating func append(_ connectionID: String) {
-        if oldest == nil { oldest = connectionID } else { later.append(connectionID) }
-    }
+    public func makeIterator() -> Iterator { Iterator(slots: slots, upcoming: first) }
 
-    /// Removes a connection that closed; the others keep their order.
-    mutating func remove(_ connectionID: String) {
-        if oldest == connectionID {
-            oldest = later.isEmpty ? nil : later.removeFirst()
-        } else {
-            later.removeAll { $0 == connectionID }
+    public struct Iterator: IteratorProtocol {
+        let slots: [ConnectionTable.Slot]
+        var upcoming: UInt32
+
+        public mutating func next() -> ConnectionHandle? {
+            guard upcoming != ConnectionTable.none else { return nil }
+            let handle = ConnectionHandle(slot: upcoming, serial: slots[Int(upcoming)].serial)
+            upcoming = slots[Int(upcoming)].nextOfUser
+            return handle
         }
     }
 }

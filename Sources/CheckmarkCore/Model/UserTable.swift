@@ -19,8 +19,26 @@ public struct UserTable: Sendable, Equatable, Sequence {
                 return
             }
             precondition(newValue.id == id, "user \(newValue.id) stored under id \(id)")
-            stored.update(with: KeyedUser(newValue))
+            var keyed = KeyedUser(newValue)
+            if let index = stored.firstIndex(of: keyed) { keyed.firstConnection = stored[index].firstConnection }
+            stored.update(with: keyed)
         }
+    }
+
+    /// The slot of the user's oldest open connection, or ``ConnectionTable/none`` (also for an unknown user).
+    func firstConnection(of id: String) -> UInt32 {
+        guard let index = stored.firstIndex(of: KeyedUser(probing: id)) else { return ConnectionTable.none }
+        return stored[index].firstConnection
+    }
+
+    /// Sets the slot of the user's oldest open connection; the user must exist.
+    mutating func setFirstConnection(of id: String, to slot: UInt32) {
+        guard let index = stored.firstIndex(of: KeyedUser(probing: id)) else {
+            preconditionFailure("user \(id) does not exist")
+        }
+        var keyed = stored[index]
+        keyed.firstConnection = slot
+        stored.update(with: keyed)
     }
 
     public var count: Int { stored.count }

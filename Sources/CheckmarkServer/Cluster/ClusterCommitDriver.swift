@@ -182,7 +182,7 @@ final class ClusterCommitDriver: Sendable {
         case .watch(_, let cid), .stopWatching(_, let cid), .removeMembers(let cid, _):
             state.presenceChanged.insert(cid)
         case .disconnect(let connectionID):
-            state.presenceChanged.formUnion(engine.watching[connectionID] ?? [])
+            state.presenceChanged.formUnion(engine.connections.watching(connectionID))
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
              .connect, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
             break

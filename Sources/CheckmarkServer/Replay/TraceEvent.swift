@@ -10,12 +10,12 @@ package struct TraceEvent: Sendable, Hashable {
     package var cid: ChannelCID?
     package var channelSeq: Int64?
     package var audience: EventAudience?
-    package var recipients: [Recipient]?
+    package var recipients: [TracedRecipient]?
     /// The event's JSON without per-recipient counts.
     package var json: [UInt8]
 
     package init(commandSeq: Int64, type: String, cid: ChannelCID?, channelSeq: Int64?, audience: EventAudience?,
-                recipients: [Recipient]?, json: [UInt8]) {
+                recipients: [TracedRecipient]?, json: [UInt8]) {
         self.commandSeq = commandSeq
         self.type = type
         self.cid = cid

@@ -78,9 +78,9 @@ package enum TraceLine: Sendable, Hashable {
             guard let commandSeq = json["command"]?.intValue, let type = json["type"]?.stringValue, let event = json["event"] else {
                 throw fail("an event line needs command, type and event")
             }
-            var recipients: [Recipient]?
+            var recipients: [TracedRecipient]?
             if let list = json["recipients"]?.arrayValue {
-                recipients = try list.map { item throws(Failure) -> Recipient in
+                recipients = try list.map { item throws(Failure) -> TracedRecipient in
                     guard let connection = item["connection"]?.stringValue, let user = item["user"]?.stringValue else {
                         throw fail("a recipient needs connection and user")
                     }
@@ -88,7 +88,7 @@ package enum TraceLine: Sendable, Hashable {
                     if let total = item["total_unread"]?.intValue, let channels = item["unread_channels"]?.intValue {
                         counts = UnreadCounts(totalUnread: total, unreadChannels: channels, unreadThreads: item["unread_threads"]?.intValue ?? 0)
                     }
-                    return Recipient(connectionID: connection, userID: user, counts: counts)
+                    return TracedRecipient(connectionID: connection, userID: user, counts: counts)
                 }
             }
             var w = JSONWriter()

@@ -32,7 +32,7 @@ package final class TraceRecorder: @unchecked Sendable {
         for (event, channelSeq, json) in events {
             lines.append(TraceLine.event(TraceEvent(
                 commandSeq: seq, type: event.type, cid: event.cid, channelSeq: channelSeq, audience: event.audience,
-                recipients: event.recipients, json: json)).json)
+                recipients: event.recipients.map(TracedRecipient.init), json: json)).json)
         }
         return lines
     }

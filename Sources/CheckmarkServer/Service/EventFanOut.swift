@@ -17,7 +17,7 @@ struct EventFanOut: Sendable {
 
     /// Sends `events` in order to their recipients among `connections`; each loop gets one task for
     /// all of them.
-    func send(_ events: [(ReceiptsEvent, SharedEvent)], to connections: [String: OpenConnection]) {
+    func send(_ events: [(ReceiptsEvent, SharedEvent)], to connections: [OpenConnection]) {
         // A node has a handful of event loops: a linear search of them beats hashing per recipient.
         var loops: [any EventLoop] = []
         var shares: [[Share]] = []
@@ -28,7 +28,7 @@ struct EventFanOut: Sendable {
             var lastIndex = -1
             var lastLoop: ObjectIdentifier?
             for recipient in event.recipients {
-                guard let sink = connections[recipient.connectionID]?.sink else { continue }
+                guard let sink = OpenConnection.find(recipient.connection, in: connections)?.sink else { continue }
                 let loop = ObjectIdentifier(sink.eventLoop)
                 if loop != lastLoop {
                     lastLoop = loop

@@ -64,7 +64,8 @@ package final class ReceiptsService: Sendable {
         var channelSeqs: [ChannelCID: Int64]
         var sequencer: Sequencer
         var footprint = StateFootprint()
-        var connections: [String: OpenConnection] = [:]
+        /// This node's open connections, at their handles' slots.
+        var connections: [OpenConnection] = []
         /// Channel states' lists kept encoded for the next watch or query of the same channel.
         var fragments: ChannelStateFragments
         let tracer: CommandTracer
@@ -213,7 +214,9 @@ package final class ReceiptsService: Sendable {
         engineLoop.execute { self.schedule(changesState: false) {
             // A watch emits no event: the channel's sequence now is where live events will begin.
             let head = self.state.value.channelSeqs[cid] ?? 0
-            let openedAfter = self.state.value.connections[connectionID]?.openedAfterEventSeq ?? .max
+            let state = self.state.value
+            let openedAfter = state.engine.connections.handle(of: connectionID)
+                .flatMap { OpenConnection.find($0, in: state.connections) }?.openedAfterEventSeq ?? .max
             self.apply(.watch(connectionID: connectionID, cid: cid), sink: nil) { result in
                 switch result {
                 case .failure(let error):
@@ -248,6 +251,7 @@ package final class ReceiptsService: Sendable {
             return
         }
         cluster?.notePresenceChange(command, engine: state.engine)
+        let closing = Self.closingConnection(command, in: state.engine)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
@@ -255,7 +259,7 @@ package final class ReceiptsService: Sendable {
             carryOut(state.sequencer.applied(entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.rejected(error)))))
         case .success(var outcome):
             alteration?(&outcome)
-            trackConnection(command, sink: sink)
+            trackConnection(command, sink: sink, closing: closing)
             var entry: JournalEntry?
             let shared = share(outcome, of: command)
             state.tracer.applied(command, at: now, events: shared)
@@ -278,14 +282,23 @@ package final class ReceiptsService: Sendable {
         }
     }
 
+    /// The handle of the connection `command` closes, looked up before the engine forgets it.
+    private static func closingConnection(_ command: ReceiptsCommand, in engine: ReceiptsEngine) -> ConnectionHandle? {
+        guard case .disconnect(let connectionID) = command else { return nil }
+        return engine.connections.handle(of: connectionID)
+    }
+
     /// Opens or forgets the connection's sink once the engine accepted `command`.
-    private func trackConnection(_ command: ReceiptsCommand, sink: (any EventSink)?) {
+    private func trackConnection(_ command: ReceiptsCommand, sink: (any EventSink)?, closing: ConnectionHandle?) {
         let state = state.value
         switch command {
         case .connect(let connectionID, _):
-            state.connections[connectionID] = OpenConnection(sink: sink, openedAfterEventSeq: state.lastEventSeq)
-        case .disconnect(let connectionID):
-            state.connections[connectionID] = nil
+            guard let handle = state.engine.connections.handle(of: connectionID) else { return }
+            while state.connections.count <= handle.index { state.connections.append(.empty) }
+            state.connections[handle.index] = OpenConnection(sink: sink, openedAfterEventSeq: state.lastEventSeq, serial: handle.serial)
+        case .disconnect:
+            guard let closing, OpenConnection.find(closing, in: state.connections) != nil else { return }
+            state.connections[closing.index] = .empty
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
              .removeMembers, .watch, .stopWatching, .sendMessage, .markRead, .markReadMany,
              .markThreadRead, .markUnread, .markDelivered:
