@@ -64,3 +64,29 @@ struct ConnectionTableTests {
     }
 }
 
+/// `max_connections_per_user`, kept by the engine, which holds each user's connections already.
+@Suite("Connections per user")
+struct ConnectionsPerUserTests {
+    @Test func aUserAtTheLimitIsRefusedUntilAConnectionCloses() throws {
+        var s = Scenario()
+        s.engine.maxConnectionsPerUser = 2
+        try s.users("a", "b")
+        try s.run(.connect(connectionID: "a1", userID: "a"))
+        try s.run(.connect(connectionID: "a2", userID: "a"))
+        #expect(s.refuse(.connect(connectionID: "a3", userID: "a")) == .tooManyConnections(user: "a", limit: 2))
+        #expect(s.engine.connections["a3"] == nil && s.engine.connectionIDs(of: "a") == ["a1", "a2"])
+        try s.run(.connect(connectionID: "b1", userID: "b"))
+        try s.run(.disconnect(connectionID: "a1"))
+        try s.run(.connect(connectionID: "a3", userID: "a"))
+        #expect(s.engine.connectionIDs(of: "a") == ["a2", "a3"])
+    }
+
+    @Test func theLimitCanBeAskedBeforeConnecting() throws {
+        var s = Scenario()
+        s.engine.maxConnectionsPerUser = 1
+        try s.users("a")
+        #expect(throws: Never.self) { try s.engine.checkConnectionLimit(of: "a") }
+        try s.run(.connect(connectionID: "a1", userID: "a"))
+        #expect(throws: ReceiptsError.tooManyConnections(user: "a", limit: 1)) { try s.engine.checkConnectionLimit(of: "a") }
+    }
+}

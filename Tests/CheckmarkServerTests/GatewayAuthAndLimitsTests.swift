@@ -83,6 +83,10 @@ extension EndToEnd {
             let second = try await server.connect("alice")
             let third = await Self.refusal { try await server.connect("alice") }
             #expect(third.0 == "too_many_connections" && third.1 == GatewayCloseCode.tooManyConnections)
+            // Refused before the profile it carries changes anything.
+            let renamed = await Self.refusal { try await server.connect("alice", details: [("name", .string("Not Alice"))]) }
+            #expect(renamed.0 == "too_many_connections")
+            #expect(try await server.server.service.read { $0.users["alice"]?.name }.get() != "Not Alice")
             let bob = try await server.connect("bob")
             let carol = await Self.refusal { try await server.connect("carol") }
             #expect(carol.0 == "too_many_connections", "the server-wide limit holds too")

@@ -55,8 +55,8 @@ enum Transcript {
         case .sendFrame(let frame): return String(buffer: frame)
         case .close(let code, _): return "close \(code.rawValue)"
         case .setReading(let read): return read ? "reading on" : "reading off"
-        case .acquireSlot(let userID): return "acquire slot \(userID)"
-        case .releaseSlot(let userID): return "release slot \(userID)"
+        case .acquireSlot: return "acquire slot"
+        case .releaseSlot: return "release slot"
         case .register(let userID): return "register \(userID)"
         case .unregister(let connectionID): return "unregister \(connectionID)"
         case .readHealthCheck(let connectionID, _): return "read health.check \(connectionID)"
@@ -98,14 +98,14 @@ struct GatewaySessionConnectTests {
     @Test func aConnectionIsAuthenticatedTakesASlotRegistersAndStartsWithItsHealthCheck() {
         var run = Transcript.Run()
         #expect(run.session.state == .authenticating(userID: nil))
-        #expect(run(.opened(.success(Transcript.identity()))) == ["acquire slot alice"])
+        #expect(run(.opened(.success(Transcript.identity()))) == ["acquire slot"])
         #expect(run(.slotAcquired) == ["register alice"])
         #expect(run.session.state == .registering(userID: "alice"))
         #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok"])
         #expect(run.session.state == .ready(connectionID: "c1", userID: "alice"))
         #expect(run(Transcript.text(#"{"type":"health.check"}"#)) == ["read health.check c1"])
         #expect(run(.healthCheckAnswered(Transcript.healthCheck())) == ["health.check ok"])
-        #expect(run(.disconnected(.normalClosure)) == ["ended c1 1000", "unregister c1", "release slot alice"])
+        #expect(run(.disconnected(.normalClosure)) == ["ended c1 1000", "unregister c1", "release slot"])
         #expect(run.session.state == .closed)
     }
 
@@ -128,7 +128,7 @@ struct GatewaySessionConnectTests {
         var run = Transcript.Run()
         _ = run(.opened(.success(Transcript.identity())))
         _ = run(.slotAcquired)
-        #expect(run(.disconnected(nil)) == ["ended - -", "release slot alice"])
+        #expect(run(.disconnected(nil)) == ["ended - -", "release slot"])
         #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["unregister c1"])
     }
 
@@ -136,7 +136,7 @@ struct GatewaySessionConnectTests {
         var run = Transcript.Run.ready()
         #expect(run(.closeRequested(.shuttingDown, reason: "server shutting down")) == ["close 1001"])
         #expect(run(Transcript.live(1)) == [])
-        #expect(run(.disconnected(.goingAway)) == ["ended c1 1001", "unregister c1", "release slot alice"])
+        #expect(run(.disconnected(.goingAway)) == ["ended c1 1001", "unregister c1", "release slot"])
     }
 }
 
@@ -170,8 +170,10 @@ struct GatewaySessionRefusalTests {
         return run(.registrationFailed(error))
     }
 
-    @Test func aFailedRegistrationClosesWith4004ForAnUnknownUser1008ForARefusedProfileAnd1011Else() {
+    @Test func aFailedRegistrationClosesWith4004ForAnUnknownUser4003AtTheUsersLimit1008ForARefusedProfileAnd1011Else() {
         #expect(Self.registrationFailed(ReceiptsError.unknownUser("alice")) == ["log unknown_user", "error unknown_user", "close 4004"])
+        #expect(Self.registrationFailed(ServiceError.rejected(.tooManyConnections(user: "alice", limit: 2)))
+            == ["log too_many_connections", "error too_many_connections", "close 4003"])
         #expect(Self.registrationFailed(ServiceError.rejected(.unknownUser("alice"))).last == "close 4004")
         #expect(Self.registrationFailed(WireError.invalid("profile too large")).suffix(2) == ["error invalid_argument", "close 1008"])
         #expect(Self.registrationFailed(ServiceError.shuttingDown).suffix(2) == ["error shutting_down", "close 1011"])
@@ -182,7 +184,7 @@ struct GatewaySessionRefusalTests {
         _ = run(.opened(.success(Transcript.identity())))
         _ = run(.slotAcquired)
         _ = run(.registrationFailed(ServiceError.shuttingDown))
-        #expect(run(.disconnected(.internalError)) == ["ended - 1011", "release slot alice"])
+        #expect(run(.disconnected(.internalError)) == ["ended - 1011", "release slot"])
     }
 
     @Test func aMessagePastAJSONLimitClosesWith1009() {

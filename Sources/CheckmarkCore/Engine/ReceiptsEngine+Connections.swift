@@ -2,6 +2,7 @@ extension ReceiptsEngine {
     mutating func connect(_ connectionID: String, _ userID: String) throws(ReceiptsError) -> ReceiptsOutcome {
         _ = try user(userID)
         guard connections[connectionID] == nil else { throw .duplicate("connection \(connectionID)") }
+        try checkConnectionLimit(of: userID)
         let handle = connections.open(connectionID, userID: userID)
         // Last in the user's list: their connections stay in the order they opened.
         var last = users.firstConnection(of: userID)

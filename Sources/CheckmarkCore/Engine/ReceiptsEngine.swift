@@ -38,6 +38,9 @@ public struct ReceiptsEngine: Sendable {
     /// Channels one connection may watch; one more is `too_many_watched_channels`. A setting of the
     /// server, not durable state (watches end with their connections).
     public var maxWatchedChannelsPerConnection = Int.max
+    /// Open connections one user may have; one more is `too_many_connections`. A setting of the server
+    /// (`max_connections_per_user`), counted per node: a connection opens where its socket is.
+    public var maxConnectionsPerUser = Int.max
     /// Largest user profile (name, image and custom fields as stored), in bytes: it travels with
     /// every event and response that carries the user. Stream's limit for custom data is 5 KB. A
     /// setting of the server (`max_user_profile`); every node of a cluster must use the same.
@@ -154,6 +157,13 @@ public struct ReceiptsEngine: Sendable {
     /// Connections of `userID`, in the order they opened.
     public func connections(of userID: String) -> UserConnections {
         UserConnections(slots: connections.slots, first: users.firstConnection(of: userID))
+    }
+
+    /// Refuses another connection of `userID` once they have ``maxConnectionsPerUser`` open (`connect`
+    /// does; a shell may ask first, before it acts on the connection's behalf).
+    public func checkConnectionLimit(of userID: String) throws(ReceiptsError) {
+        guard maxConnectionsPerUser < Int.max, connections(of: userID).count >= maxConnectionsPerUser else { return }
+        throw .tooManyConnections(user: userID, limit: maxConnectionsPerUser)
     }
 
     /// The ids of `userID`'s open connections, in the order they opened.

@@ -13,6 +13,8 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
     case duplicate(String)
     /// The connection watches as many channels as one may (`max_watched_channels`).
     case tooManyWatchedChannels(limit: Int)
+    /// The user has as many open connections as one may (`max_connections_per_user`).
+    case tooManyConnections(user: String, limit: Int)
     /// Anything else malformed; the text says what.
     case invalidArgument(String)
 
@@ -28,6 +30,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .messageTooOld: "message_too_old"
         case .duplicate: "duplicate"
         case .tooManyWatchedChannels: "too_many_watched_channels"
+        case .tooManyConnections: "too_many_connections"
         case .invalidArgument: "invalid_argument"
         }
     }
@@ -43,6 +46,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .messageTooOld(let id): "message \(id) is not among the channel's last \(ReceiptsEngine.markUnreadWindow) messages"
         case .duplicate(let what): "\(what) already exists"
         case .tooManyWatchedChannels(let limit): "a connection may watch at most \(limit) channels"
+        case .tooManyConnections(let user, let limit): "user \(user) has \(limit) connections, the limit per user"
         case .invalidArgument(let text): text
         }
     }

@@ -1,36 +1,27 @@
 import NIOConcurrencyHelpers
 
-/// Counts open gateway connections, in total and per user, to enforce ``GatewayLimits``.
+/// Counts the gateway's open connections, to enforce ``GatewayLimits/maxConnections``. The limit per
+/// user is the engine's (`connect` is refused past it): it knows each user's connections already.
 final class ConnectionCounter: Sendable {
-    /// Per user, its open connections (a 4-byte count: a user's connections are open descriptors).
-    private let counts = NIOLockedValueBox((total: 0, perUser: [String: UInt32]()))
+    private let open = NIOLockedValueBox(0)
     let limits: GatewayLimits
 
     init(limits: GatewayLimits) { self.limits = limits }
 
-    /// Takes a slot for `userID`; nil when one is free, else the reason it is not.
-    func acquire(_ userID: String) -> String? {
-        counts.withLockedValue { counts in
-            if counts.total >= limits.maxConnections {
+    /// Takes a slot; nil when one is free, else the reason it is not.
+    func acquire() -> String? {
+        open.withLockedValue { open in
+            if open >= limits.maxConnections {
                 return "the server has \(limits.maxConnections) connections, its limit"
             }
-            let mine = counts.perUser[userID, default: 0]
-            if Int(mine) >= limits.maxConnectionsPerUser {
-                return "user \(userID) has \(limits.maxConnectionsPerUser) connections, the limit per user"
-            }
-            counts.total += 1
-            counts.perUser[userID] = mine + 1
+            open += 1
             return nil
         }
     }
 
-    func release(_ userID: String) {
-        counts.withLockedValue { counts in
-            counts.total -= 1
-            let left = counts.perUser[userID, default: 1] - 1
-            counts.perUser[userID] = left > 0 ? left : nil
-        }
+    func release() {
+        open.withLockedValue { $0 -= 1 }
     }
 
-    var total: Int { counts.withLockedValue { $0.total } }
+    var total: Int { open.withLockedValue { $0 } }
 }

@@ -108,14 +108,14 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             websocket?.close(code: code, reason: reason)
         case .setReading(let read):
             websocket?.setReading(read)
-        case .acquireSlot(let userID):
-            if let reason = gateway.counter.acquire(userID) {
+        case .acquireSlot:
+            if let reason = gateway.counter.acquire() {
                 handle(.slotRefused(reason: reason))
             } else {
                 handle(.slotAcquired)
             }
-        case .releaseSlot(let userID):
-            gateway.counter.release(userID)
+        case .releaseSlot:
+            gateway.counter.release()
         case .register(let userID):
             register(userID)
         case .unregister(let connectionID):
@@ -176,7 +176,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let service = gateway.service
         let details = identity.details
         let detailsGiven = identity.detailsGiven
-        service.read { engine in engine.users[userID] != nil }
+        service.read { engine in
+            // A user at their connection limit is refused before their profile changes on this
+            // connection's behalf (`connect` enforces the limit in any case).
+            try engine.checkConnectionLimit(of: userID)
+            return engine.users[userID] != nil
+        }
             .flatMap { exists -> EventLoopFuture<ReceiptsOutcome> in
                 if exists {
                     // Everything a client may set about itself at connect takes effect before any

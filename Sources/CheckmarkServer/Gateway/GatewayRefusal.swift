@@ -24,13 +24,13 @@ package enum GatewayRefusal: Sendable, Hashable {
     case shuttingDown
 
     /// The refusal of a connection whose setup (user update or creation, registration) failed with
-    /// `error`: an unknown user (4004), a profile the client sent that is refused (1008), or the server
-    /// unable to take it (1011).
+    /// `error`: an unknown user (4004), a user with as many connections as allowed (4003), a profile the
+    /// client sent that is refused (1008), or the server unable to take it (1011).
     init(connectFailure error: any Error) {
-        if let receipts = error as? ReceiptsError ?? (error as? ServiceError)?.rejectedError, case .unknownUser = receipts {
-            self = .unknownUser
-        } else {
-            self = WireError(any: error).httpStatus == 400 ? .profileRefused : .unavailable
+        switch error as? ReceiptsError ?? (error as? ServiceError)?.rejectedError {
+        case .unknownUser?: self = .unknownUser
+        case .tooManyConnections?: self = .tooManyConnections
+        default: self = WireError(any: error).httpStatus == 400 ? .profileRefused : .unavailable
         }
     }
 }

@@ -94,8 +94,8 @@ struct GatewaySession {
         case sendFrame(ByteBuffer)
         case close(WebSocketCloseCode, reason: String)
         case setReading(Bool)
-        case acquireSlot(userID: String)
-        case releaseSlot(userID: String)
+        case acquireSlot
+        case releaseSlot
         /// Update or create the user from the connection's profile, register the connection, and
         /// read its first `health.check`.
         case register(userID: String)
@@ -237,7 +237,7 @@ struct GatewaySession {
             resumeOnConnect = identity.resume
             // Channels resumed on connect: their events wait from the start, so that the replay comes in order.
             for (cid, _) in identity.resume { buffer.beginResume(cid) }
-            return [.acquireSlot(userID: identity.userID)]
+            return [.acquireSlot]
         }
     }
 
@@ -541,7 +541,7 @@ struct GatewaySession {
         let (connectionID, userID, holdsSlot) = (connectionID, userID, holdsSlot)
         actions.append(.ended(connectionID: connectionID, userID: userID, code: code))
         if let connectionID { actions.append(.unregister(connectionID: connectionID)) }
-        if holdsSlot, let userID { actions.append(.releaseSlot(userID: userID)) }
+        if holdsSlot { actions.append(.releaseSlot) }
         state = .closed
         outboundOpen = false
         return actions

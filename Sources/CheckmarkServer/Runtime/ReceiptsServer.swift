@@ -49,6 +49,7 @@ package final class ReceiptsServer: Sendable {
             service = try await ReceiptsService.start(
                 store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger,
                 maxWatchedChannelsPerConnection: configuration.gateway.maxWatchedChannelsPerConnection,
+                maxConnectionsPerUser: configuration.gateway.maxConnectionsPerUser,
                 maxUserProfileBytes: configuration.maxUserProfileBytes, channelStateCacheBytes: configuration.channelStateCacheBytes,
                 compression: compression,
                 recorder: recorder,

@@ -72,10 +72,11 @@ package final class ReceiptsService: Sendable {
         var drained: [EventLoopPromise<Void>] = []
 
         init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
-             maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int) {
+             maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int) {
             fragments = ChannelStateFragments(budgetBytes: channelStateCacheBytes)
             engine = ReceiptsEngine(restoring: stored.snapshot)
             engine.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
+            engine.maxConnectionsPerUser = maxConnectionsPerUser
             engine.maxUserProfileBytes = maxUserProfileBytes
             lastSeq = stored.lastSeq
             lastEventSeq = stored.lastEventSeq
@@ -86,11 +87,13 @@ package final class ReceiptsService: Sendable {
     }
 
     /// Loads the state from `store` and starts serving on `engineLoop`. `maxWatchedChannelsPerConnection`
-    /// bounds the watches of one connection however they come (socket or REST); `channelStateCacheBytes`
+    /// bounds the watches of one connection however they come (socket or REST), `maxConnectionsPerUser`
+    /// the connections one user has open on this node; `channelStateCacheBytes`
     /// bounds the channel-state lists kept encoded (``ChannelStateFragments``).
     package static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
-        maxWatchedChannelsPerConnection: Int = .max, maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
+        maxWatchedChannelsPerConnection: Int = .max, maxConnectionsPerUser: Int = .max,
+        maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
         channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
@@ -102,7 +105,8 @@ package final class ReceiptsService: Sendable {
         let service = try await engineLoop.submit {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, stored: stored,
-                maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxUserProfileBytes: maxUserProfileBytes,
+                maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
+                maxUserProfileBytes: maxUserProfileBytes,
                 channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
                 logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
@@ -113,7 +117,7 @@ package final class ReceiptsService: Sendable {
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,
-                 maxWatchedChannelsPerConnection: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int,
+                 maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int,
                  metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void) {
@@ -131,7 +135,8 @@ package final class ReceiptsService: Sendable {
         self.cluster = cluster
         self.state = NIOLoopBoundBox(State(
             stored, mode: cluster == nil ? .local : .cluster, tracer: CommandTracer(recorder: recorder, logger: logger),
-            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxUserProfileBytes: maxUserProfileBytes,
+            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
+                maxUserProfileBytes: maxUserProfileBytes,
             channelStateCacheBytes: channelStateCacheBytes),
             eventLoop: engineLoop)
         self.metrics = metrics

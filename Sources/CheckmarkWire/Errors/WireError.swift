@@ -27,7 +27,7 @@ package struct WireError: Error, Sendable, Hashable {
             self.init(code: error.code, message: error.description, httpStatus: 403, streamCode: 17)
         case .duplicate:
             self.init(code: error.code, message: error.description, httpStatus: 409, streamCode: 4)
-        case .tooManyWatchedChannels:
+        case .tooManyWatchedChannels, .tooManyConnections:
             self.init(code: error.code, message: error.description, httpStatus: 429, streamCode: 9)
         case .messageTooOld, .invalidArgument:
             self.init(code: error.code, message: error.description, httpStatus: 400, streamCode: 4)
