@@ -35,6 +35,14 @@ struct ConnectionTableTests {
         #expect(try s.send("b", "m2").receivers("notification.message_new") == ["a1"])
     }
 
+    /// The engine is public and a replayed trace may say anything: an empty id is refused, not a trap.
+    @Test func anEmptyConnectionIdIsRefused() throws {
+        var s = Scenario()
+        try s.users("a")
+        #expect(s.refuse(.connect(connectionID: "", userID: "a")) == .invalidArgument("a connection id may not be empty"))
+        #expect(s.engine.connections.isEmpty && !s.engine.isOnline("a"))
+    }
+
     /// A user's list of connections is kept with the user: rewriting the user's profile keeps it.
     @Test func updatingAConnectedUserKeepsTheirConnections() throws {
         var s = Scenario()

@@ -76,6 +76,26 @@ extension EndToEnd {
             #expect(await alice.nextEvent(ofType: ["health.check"])?.json?["connection_id"]?.stringValue == alice.connectionID)
         }
 
+        /// Connections of one user arriving together are admitted against the limit one by one,
+        /// counting those still registering: only admitted ones change the profile they carry.
+        @Test func simultaneousConnectionsOfAUserAtItsLimitChangeOnlyWhatTheAdmittedOneCarries() async throws {
+            let server = try await TestServer.start { $0.gateway.maxConnectionsPerUser = 2 }
+            defer { Task { await server.stop() } }
+            let first = try await server.connect("alice")
+            let outcomes = await withTaskGroup(of: (String, ChatConnection?).self) { group in
+                for index in 0..<8 {
+                    let name = "Alice \(index)"
+                    group.addTask { (name, try? await server.connect("alice", details: [("name", .string(name))])) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let admitted = outcomes.filter { $0.1 != nil }
+            #expect(admitted.count == 1, "\(admitted.map(\.0))")
+            let name = try await server.server.service.read { $0.users["alice"]?.name }.get()
+            #expect(name == admitted.first?.0, "the profile is the admitted connection's, not a refused one's: \(name ?? "-")")
+            for connection in [first] + admitted.compactMap(\.1) { connection.close() }
+        }
+
         @Test func connectionLimitsRefuseWithTooManyConnections() async throws {
             let server = try await TestServer.start { $0.gateway.maxConnectionsPerUser = 2; $0.gateway.maxConnections = 3 }
             defer { Task { await server.stop() } }

@@ -30,7 +30,8 @@ extension ReceiptsEngine {
             channels[cid]!.memberConnections -= connections(of: id).count
             membership[id]?.remove(cid)
             // Only members may watch: the user's connections stop watching.
-            for connection in connections(of: id) where channels[cid]!.removeWatcher(connection) {
+            // The handles first: walking the table's slots while changing one would copy them all.
+            for connection in Array(connections(of: id)) where channels[cid]!.removeWatcher(connection) {
                 connections.removeWatching(cid, at: connection)
             }
             removed = true

@@ -1,6 +1,7 @@
 extension ReceiptsEngine {
     mutating func connect(_ connectionID: String, _ userID: String) throws(ReceiptsError) -> ReceiptsOutcome {
         _ = try user(userID)
+        guard !connectionID.isEmpty else { throw .invalidArgument("a connection id may not be empty") }
         guard connections[connectionID] == nil else { throw .duplicate("connection \(connectionID)") }
         try checkConnectionLimit(of: userID)
         let handle = connections.open(connectionID, userID: userID)

@@ -159,10 +159,11 @@ public struct ReceiptsEngine: Sendable {
         UserConnections(slots: connections.slots, first: users.firstConnection(of: userID))
     }
 
-    /// Refuses another connection of `userID` once they have ``maxConnectionsPerUser`` open (`connect`
-    /// does; a shell may ask first, before it acts on the connection's behalf).
-    public func checkConnectionLimit(of userID: String) throws(ReceiptsError) {
-        guard maxConnectionsPerUser < Int.max, connections(of: userID).count >= maxConnectionsPerUser else { return }
+    /// Refuses another connection of `userID` once they have ``maxConnectionsPerUser`` open, counting
+    /// `opening` more that a shell has admitted and not connected yet (`connect` checks with none; a
+    /// shell asks first, before it acts on a connection's behalf).
+    public func checkConnectionLimit(of userID: String, opening: Int = 0) throws(ReceiptsError) {
+        guard maxConnectionsPerUser < Int.max, connections(of: userID).count + opening >= maxConnectionsPerUser else { return }
         throw .tooManyConnections(user: userID, limit: maxConnectionsPerUser)
     }
 

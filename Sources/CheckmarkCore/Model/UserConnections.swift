@@ -11,7 +11,8 @@ public struct UserConnections: Sequence, Sendable {
 
     public var isEmpty: Bool { first == ConnectionTable.none }
 
-    /// Walks the list: a user has a handful of connections at most (`max_connections_per_user`).
+    /// Walks the list: linear in the user's connections (at most `max_connections_per_user`, 64 by
+    /// default), as opening one (to its end) and closing one (to it) are.
     public var count: Int { reduce(0) { count, _ in count + 1 } as Int }
 
     public func makeIterator() -> Iterator { Iterator(slots: slots, upcoming: first) }

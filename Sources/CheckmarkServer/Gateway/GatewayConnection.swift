@@ -176,12 +176,14 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let service = gateway.service
         let details = identity.details
         let detailsGiven = identity.detailsGiven
-        service.read { engine in
-            // A user at their connection limit is refused before their profile changes on this
-            // connection's behalf (`connect` enforces the limit in any case).
-            try engine.checkConnectionLimit(of: userID)
+        let counter = gateway.counter
+        // A user at their connection limit (counting their other connections registering) is
+        // refused before their profile changes on this connection's behalf.
+        let admitted = service.read { engine in
+            try counter.admitRegistration(of: userID, in: engine)
             return engine.users[userID] != nil
         }
+        let registered = admitted
             .flatMap { exists -> EventLoopFuture<ReceiptsOutcome> in
                 if exists {
                     // Everything a client may set about itself at connect takes effect before any
@@ -201,6 +203,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                 service.submit(.connect(connectionID: connectionID, userID: userID), sink: sink.wrappedValue)
             }
             .flatMap { _ in service.read { engine in Self.healthCheck(engine: engine, userID: userID, connectionID: connectionID) } }
+        // An admitted registration ends once it succeeded or failed (its connection open or not).
+        admitted.whenSuccess { _ in registered.whenComplete { _ in counter.endRegistration(of: userID) } }
+        registered
             .hop(to: eventLoop)
             .assumeIsolated()
             .whenComplete { result in

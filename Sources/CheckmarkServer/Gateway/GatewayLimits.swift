@@ -2,7 +2,8 @@ import CheckmarkCore
 
 /// Limits of the WebSocket gateway, all configurable (`checkmark serve --help`).
 package struct GatewayLimits: Sendable, Hashable {
-    /// Open connections per user; one more is closed with 4003.
+    /// Open connections per user on this node; one more is closed with 4003. The engine counts them
+    /// (the server gives it this limit; the gateway admits each connection against it).
     package var maxConnectionsPerUser: Int
     /// Open connections in total; one more is closed with 4003.
     package var maxConnections: Int

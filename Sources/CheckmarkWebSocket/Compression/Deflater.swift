@@ -10,9 +10,9 @@ public final class Deflater {
     /// Whether the sliding window is dropped after every message (no context takeover).
     public let resetsAfterEachMessage: Bool
     /// zlib's `memLevel`: its hash table has `1 << (memoryLevel + 7)` entries, as many as the window
-    /// has bytes (zlib's own proportion at its default 15-bit window and level 8). The table is
-    /// rescanned every time the window slides, so one sized for a 32 KiB window behind a 512-byte
-    /// one costs about 130 operations per input byte and 128 KiB per deflater.
+    /// has bytes (zlib's own proportion at its defaults, a 15-bit window and `memLevel` 8). The
+    /// table is rescanned every time the window slides, so one sized for a 32 KiB window behind a
+    /// 512-byte one costs about 130 operations per input byte and 128 KiB per deflater.
     public let memoryLevel: Int
 
     /// - Parameters:
