@@ -1,6 +1,6 @@
 import CheckmarkClient
 import CheckmarkCore
-import CheckmarkServer
+@testable import CheckmarkServer
 import CheckmarkWebSocket
 import NIOCore
 import Testing
@@ -93,6 +93,7 @@ extension EndToEnd {
             #expect(admitted.count == 1, "\(admitted.map(\.0))")
             let name = try await server.server.service.read { $0.users["alice"]?.name }.get()
             #expect(name == admitted.first?.0, "the profile is the admitted connection's, not a refused one's: \(name ?? "-")")
+            #expect(server.server.gateway.counter.registrations == 0, "every admitted registration ended")
             for connection in [first] + admitted.compactMap(\.1) { connection.close() }
         }
 

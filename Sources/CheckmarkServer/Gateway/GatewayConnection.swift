@@ -5,6 +5,7 @@ import CheckmarkWebSocketNIO
 import CheckmarkWire
 import CoreMetrics
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One client connection of `/connect`: performs what its ``GatewaySession`` decides (writes, the
@@ -178,9 +179,12 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let detailsGiven = identity.detailsGiven
         let counter = gateway.counter
         // A user at their connection limit (counting their other connections registering) is
-        // refused before their profile changes on this connection's behalf.
+        // refused before their profile changes on this connection's behalf. Whether it was admitted
+        // is noted apart from the read's result: a read fails after a failed commit even when it ran.
+        let admission = NIOLockedValueBox(false)
         let admitted = service.read { engine in
             try counter.admitRegistration(of: userID, in: engine)
+            admission.withLockedValue { $0 = true }
             return engine.users[userID] != nil
         }
         let registered = admitted
@@ -204,7 +208,9 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             }
             .flatMap { _ in service.read { engine in Self.healthCheck(engine: engine, userID: userID, connectionID: connectionID) } }
         // An admitted registration ends once it succeeded or failed (its connection open or not).
-        admitted.whenSuccess { _ in registered.whenComplete { _ in counter.endRegistration(of: userID) } }
+        registered.whenComplete { _ in
+            if admission.withLockedValue({ $0 }) { counter.endRegistration(of: userID) }
+        }
         registered
             .hop(to: eventLoop)
             .assumeIsolated()

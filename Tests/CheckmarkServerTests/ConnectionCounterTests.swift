@@ -1,0 +1,31 @@
+@testable import CheckmarkServer
+import CheckmarkCore
+import Testing
+
+/// The gateway's admission of connections: the server-wide total, and each user's connections
+/// registering counted with their open ones against the engine's limit per user.
+@Suite("Connection admission")
+struct ConnectionCounterTests {
+    @Test func aUsersRegistrationsCountAgainstItsLimitUntilTheyEnd() throws {
+        var engine = ReceiptsEngine()
+        engine.maxConnectionsPerUser = 2
+        _ = engine.apply(.upsertUser(User(id: "a")), at: Timestamp(rawValue: 1))
+        _ = engine.apply(.connect(connectionID: "a1", userID: "a"), at: Timestamp(rawValue: 2))
+        let counter = ConnectionCounter(limits: GatewayLimits(maxConnectionsPerUser: 2))
+        try counter.admitRegistration(of: "a", in: engine)
+        #expect(throws: ReceiptsError.tooManyConnections(user: "a", limit: 2)) { try counter.admitRegistration(of: "a", in: engine) }
+        #expect(counter.registrations == 1, "a refused connection is not registering")
+        counter.endRegistration(of: "a")
+        #expect(counter.registrations == 0)
+        try counter.admitRegistration(of: "a", in: engine)
+        counter.endRegistration(of: "a")
+    }
+
+    @Test func theTotalIsRefusedPastMaxConnectionsAndFreedOnRelease() {
+        let counter = ConnectionCounter(limits: GatewayLimits(maxConnections: 1))
+        #expect(counter.acquire() == nil)
+        #expect(counter.acquire() == "the server has 1 connections, its limit")
+        counter.release()
+        #expect(counter.acquire() == nil && counter.total == 1)
+    }
+}
