@@ -70,9 +70,11 @@ public struct ConnectionTable: Sendable {
         precondition(handle.index < slots.count && slots[handle.index].serial == handle.serial, "connection handle \(handle) is not open")
     }
 
-    /// Opens `id` (not open: the engine checks) for `userID`, in a free slot or a new one.
+    /// Opens `id` (not empty and not open: the engine checks both) for `userID`, in a free slot or a
+    /// new one.
     mutating func open(_ id: String, userID: String) -> ConnectionHandle {
-        precondition(slotOfID[id] == nil && !id.isEmpty, "connection \(id) is already open")
+        precondition(!id.isEmpty, "a connection id may not be empty")
+        precondition(slotOfID[id] == nil, "connection \(id) is already open")
         lastSerial &+= 1
         if lastSerial == 0 { lastSerial = 1 }
         let entry = Slot(id: id, userID: userID, serial: lastSerial)
