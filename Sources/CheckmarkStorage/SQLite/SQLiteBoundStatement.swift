@@ -38,6 +38,13 @@ struct SQLiteBoundStatement {
                     sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
                 }
             }
+        case .textBytes(let bytes):
+            code = bytes.withUnsafeBufferPointer { bytes in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
+                }
+            }
         case .integer(let integer?):
             code = sqlite3_bind_int64(handle, index, integer)
         case .boolean(let flag?):

@@ -66,19 +66,13 @@ enum StateTables {
         })
 
     /// A member's read state: the columns a single member's change rewrites (see ``members``).
-    static let readStateColumns: [TableColumn<ReadState>] = [
-        .init("read_position", .integer) { .integer(Int64($0.readPosition)) },
-        .init("last_read", .integer) { .integer($0.lastRead.rawValue) },
-        .init("last_read_message_id", .text, nullable: true) { .text($0.lastReadMessageID) },
-        .init("delivered_position", .integer) { .integer(Int64($0.deliveredPosition)) },
-        .init("last_delivered_at", .integer, nullable: true) { .integer($0.lastDeliveredAt?.rawValue) },
-        .init("last_delivered_message_id", .text, nullable: true) { .text($0.lastDeliveredMessageID) },
-        .init("marked_unread_message_id", .text, nullable: true) { .text($0.markedUnreadMessageID) },
-        .init("read_passes", .blob) { .blob(StoredPasses.encode($0.readPasses)) },
-        .init("delivered_passes", .blob) { .blob(StoredPasses.encode($0.deliveredPasses)) },
+    static let readStateColumnNames = [
+        "read_position", "last_read", "last_read_message_id", "delivered_position", "last_delivered_at",
+        "last_delivered_message_id", "marked_unread_message_id", "read_passes", "delivered_passes",
     ]
 
-    /// Members in their channel's order (`position`); unread counts are derived on load.
+    /// Members in their channel's order (`position`); unread counts are derived on load. Each column
+    /// reads its field through the row (not a copy of the member's read state per column).
     static let members = TableDescription<MemberRow>(
         name: "members",
         columns: [
@@ -86,7 +80,16 @@ enum StateTables {
             .init("user_id", .text) { .text($0.member.userID) },
             .init("position", .integer) { .integer(Int64($0.position)) },
             .init("created_at", .integer) { .integer($0.member.createdAt.rawValue) },
-        ] + readStateColumns.map { $0.on { (row: MemberRow) in row.member.read } },
+            .init("read_position", .integer) { .integer(Int64($0.member.read.readPosition)) },
+            .init("last_read", .integer) { .integer($0.member.read.lastRead.rawValue) },
+            .init("last_read_message_id", .text, nullable: true) { .text($0.member.read.lastReadMessageID) },
+            .init("delivered_position", .integer) { .integer(Int64($0.member.read.deliveredPosition)) },
+            .init("last_delivered_at", .integer, nullable: true) { .integer($0.member.read.lastDeliveredAt?.rawValue) },
+            .init("last_delivered_message_id", .text, nullable: true) { .text($0.member.read.lastDeliveredMessageID) },
+            .init("marked_unread_message_id", .text, nullable: true) { .text($0.member.read.markedUnreadMessageID) },
+            .init("read_passes", .blob) { .blob(StoredPasses.encode($0.member.read.readPasses)) },
+            .init("delivered_passes", .blob) { .blob(StoredPasses.encode($0.member.read.deliveredPasses)) },
+        ],
         primaryKey: ["cid", "user_id"],
         decode: { (row) throws(StorageError) in
             var read = ReadState(joinedAt: Timestamp(rawValue: try row["last_read"].integer), messageCount: Int(try row["read_position"].integer))
@@ -104,7 +107,7 @@ enum StateTables {
     /// The key and read-state columns of ``members``: what a single member's change updates (the
     /// member's position and join time stay; rows given for it may carry any position).
     static var memberReadStateUpdate: [TableColumn<MemberRow>] {
-        let names = Set(["cid", "user_id"] + readStateColumns.map(\.name))
+        let names = Set(["cid", "user_id"] + readStateColumnNames)
         return members.columns.filter { names.contains($0.name) }
     }
 
@@ -176,7 +179,7 @@ enum StateTables {
         columns: [
             .init("seq", .integer) { .integer($0.seq) },
             .init("at", .integer) { .integer($0.at.rawValue) },
-            .init("command", .text) { .text(String(decoding: CommandCodec.encode($0.command), as: UTF8.self)) },
+            .init("command", .text) { .textBytes(CommandCodec.encode($0.command)) },
         ],
         primaryKey: ["seq"],
         decode: { (row) throws(StorageError) in
@@ -194,7 +197,7 @@ enum StateTables {
             .init("cid", .text, nullable: true) { .text($0.event.cid?.description) },
             .init("channel_seq", .integer, nullable: true) { .integer($0.event.channelSeq) },
             .init("type", .text) { .text($0.event.type) },
-            .init("payload", .text) { .text(String(decoding: $0.event.json, as: UTF8.self)) },
+            .init("payload", .text) { .textBytes($0.event.json) },
             .init("audience", .text, nullable: true) { .text($0.event.audience?.storedValue) },
         ],
         primaryKey: ["seq"],

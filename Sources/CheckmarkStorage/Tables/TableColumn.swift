@@ -13,10 +13,4 @@ struct TableColumn<Row>: Sendable {
         self.nullable = nullable
         self.value = value
     }
-
-    /// The same column read from a larger row that holds a `Row` (columns shared by tables or statements).
-    func on<Outer>(_ part: @escaping @Sendable (Outer) -> Row) -> TableColumn<Outer> {
-        let value = self.value
-        return TableColumn<Outer>(name, type, nullable: nullable) { value(part($0)) }
-    }
 }
