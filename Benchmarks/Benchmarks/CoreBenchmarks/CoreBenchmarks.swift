@@ -93,6 +93,22 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
+    // What every read confirmation encodes once, for its recipients and the journal: `message.read`
+    // and `notification.mark_read`, each with the reader's user object.
+    Benchmark("encode-read-confirmation-events", configuration: .init(metrics: metrics, scalingFactor: .kilo)) { benchmark in
+        var (engine, now) = bigChannel(members: 20)
+        now += 1000
+        _ = engine.apply(.sendMessage(cid: general, userID: "user-0", draft: MessageDraft(text: "x")), at: Timestamp(rawValue: now))
+        now += 1000
+        let events = try! engine.apply(.markRead(cid: general, userID: "user-1", messageID: nil), at: Timestamp(rawValue: now)).get().events
+        precondition(events.map(\.type) == ["message.read", "notification.mark_read"])
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations {
+            for event in events { blackHole(StreamJSON.encode(event, channelSeq: Int64(index))) }
+        }
+        benchmark.stopMeasurement()
+    }
+
     Benchmark("plan-mark-read-1000-members", configuration: .init(metrics: metrics, scalingFactor: .one, maxIterations: 999)) { benchmark in
         var (engine, now) = bigChannel(members: 1000)
         // One new message from user-0: every other member has one unread; each iteration, the next

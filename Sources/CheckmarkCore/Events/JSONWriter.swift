@@ -1,7 +1,13 @@
 /// Appends JSON text to a byte array: deterministic (keys in the order written), no Foundation.
 public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8]
-    private var needsComma: [Bool] = []
+    /// Whether each open container already holds a value (so the next one needs a comma), for the
+    /// 64 innermost: bit 0 is the innermost container.
+    private var commaBits: UInt64 = 0
+    /// How many containers are open.
+    private var depth = 0
+    /// The bits of containers more than 64 levels out, outermost first.
+    private var deeperCommaBits: [Bool] = []
 
     public init(capacity: Int = 256) {
         bytes = []
@@ -11,22 +17,22 @@ public struct JSONWriter: Sendable {
     public mutating func beginObject() {
         separator()
         bytes.append(UInt8(ascii: "{"))
-        needsComma.append(false)
+        open()
     }
 
     public mutating func endObject() {
-        needsComma.removeLast()
+        close()
         bytes.append(UInt8(ascii: "}"))
     }
 
     public mutating func beginArray() {
         separator()
         bytes.append(UInt8(ascii: "["))
-        needsComma.append(false)
+        open()
     }
 
     public mutating func endArray() {
-        needsComma.removeLast()
+        close()
         bytes.append(UInt8(ascii: "]"))
     }
 
@@ -35,7 +41,7 @@ public struct JSONWriter: Sendable {
         separator()
         writeString(key)
         bytes.append(UInt8(ascii: ":"))
-        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = false }
+        commaBits &= ~1
     }
 
     public mutating func string(_ value: String) {
@@ -45,7 +51,24 @@ public struct JSONWriter: Sendable {
 
     public mutating func int(_ value: Int) {
         separator()
-        bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(value, to: &bytes)
+    }
+
+    /// Appends `value` in decimal, as `String(value)` spells it.
+    package static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value >= 0 && value < 10 {
+            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var divisor: UInt = 1
+        while magnitude / divisor >= 10 { divisor &*= 10 }
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
+        }
     }
 
     public mutating func bool(_ value: Bool) {
@@ -65,7 +88,7 @@ public struct JSONWriter: Sendable {
         case .number(let number):
             separator()
             if let integer = JSONValue.exactInteger(number) {
-                bytes.append(contentsOf: String(integer).utf8)
+                Self.appendDecimal(Int(integer), to: &bytes)
             } else if number.isFinite {
                 bytes.append(contentsOf: String(number).utf8)
             } else {
@@ -123,12 +146,27 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func separator() {
-        guard !needsComma.isEmpty else { return }
-        if needsComma[needsComma.count - 1] {
+        guard depth > 0 else { return }
+        if commaBits & 1 != 0 {
             bytes.append(UInt8(ascii: ","))
         } else {
-            needsComma[needsComma.count - 1] = true
+            commaBits |= 1
         }
+    }
+
+    /// A container opens: it holds no value yet.
+    private mutating func open() {
+        if depth >= 64 { deeperCommaBits.append(commaBits >> 63 != 0) }
+        commaBits <<= 1
+        depth += 1
+    }
+
+    /// The innermost container closes. - Precondition: one is open.
+    private mutating func close() {
+        precondition(depth > 0, "JSONWriter: a container closed that was not open")
+        depth -= 1
+        commaBits >>= 1
+        if depth >= 64, deeperCommaBits.removeLast() { commaBits |= 1 << 63 }
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)

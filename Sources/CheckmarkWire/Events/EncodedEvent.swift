@@ -40,13 +40,13 @@ public struct EncodedEvent: Sendable, Hashable {
             return
         }
         out.append(contentsOf: Self.unreadCountKey)
-        Self.appendDecimal(counts.totalUnread, to: &out)
+        JSONWriter.appendDecimal(counts.totalUnread, to: &out)
         out.append(contentsOf: Self.totalUnreadCountKey)
-        Self.appendDecimal(counts.totalUnread, to: &out)
+        JSONWriter.appendDecimal(counts.totalUnread, to: &out)
         out.append(contentsOf: Self.unreadChannelsKey)
-        Self.appendDecimal(counts.unreadChannels, to: &out)
+        JSONWriter.appendDecimal(counts.unreadChannels, to: &out)
         out.append(contentsOf: Self.unreadThreadsKey)
-        Self.appendDecimal(counts.unreadThreads, to: &out)
+        JSONWriter.appendDecimal(counts.unreadThreads, to: &out)
         out.append(UInt8(ascii: "}"))
     }
 
@@ -54,16 +54,6 @@ public struct EncodedEvent: Sendable, Hashable {
     private static let totalUnreadCountKey = Array(#","total_unread_count":"#.utf8)
     private static let unreadChannelsKey = Array(#","unread_channels":"#.utf8)
     private static let unreadThreadsKey = Array(#","unread_threads":"#.utf8)
-
-    package static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        if value < 0 {
-            out.append(UInt8(ascii: "-"))
-            appendDecimal(-value, to: &out)
-            return
-        }
-        if value >= 10 { appendDecimal(value / 10, to: &out) }
-        out.append(UInt8(ascii: "0") + UInt8(value % 10))
-    }
 
     /// The whole JSON for one recipient.
     public func json(for counts: UnreadCounts?) -> [UInt8] {
