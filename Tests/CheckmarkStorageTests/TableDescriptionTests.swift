@@ -62,6 +62,14 @@ struct TableDescriptionTests {
         }
     }
 
+    @Test("a member's read-state update is its key columns followed by every read-state column, in table order")
+    func memberReadStateUpdateNamesRealColumns() {
+        let update = StateTables.memberReadStateUpdate.map(\.name)
+        #expect(update == ["cid", "user_id"] + StateTables.readStateColumnNames)
+        let others = Set(StateTables.members.columns.map(\.name)).subtracting(update)
+        #expect(others == ["position", "created_at"])
+    }
+
     @Test("values extracted from a row decode to the same row")
     func valuesRoundTrip() throws {
         let cid = ChannelCID(type: "messaging", id: "general")

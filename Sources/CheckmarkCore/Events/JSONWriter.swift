@@ -88,6 +88,7 @@ public struct JSONWriter: Sendable {
         case .number(let number):
             separator()
             if let integer = JSONValue.exactInteger(number) {
+                // Within ±2^53, so it fits an Int on every platform Checkmark builds for (64-bit).
                 Self.appendDecimal(Int(integer), to: &bytes)
             } else if number.isFinite {
                 bytes.append(contentsOf: String(number).utf8)

@@ -31,20 +31,9 @@ struct SQLiteBoundStatement {
         switch value {
         case .text(let text?):
             var text = text
-            code = text.withUTF8 { bytes in
-                // An empty string may have no storage, and a nil pointer would bind NULL.
-                guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
-                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
-                }
-            }
+            code = text.withUTF8 { bindText($0, at: index) }
         case .textBytes(let bytes):
-            code = bytes.withUnsafeBufferPointer { bytes in
-                guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
-                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
-                }
-            }
+            code = bytes.withUnsafeBufferPointer { bindText($0, at: index) }
         case .integer(let integer?):
             code = sqlite3_bind_int64(handle, index, integer)
         case .boolean(let flag?):
@@ -57,6 +46,15 @@ struct SQLiteBoundStatement {
             code = sqlite3_bind_null(handle, index)
         }
         guard code == SQLITE_OK else { throw failure(code) }
+    }
+
+    /// Binds UTF-8 `bytes` as text; empty bytes as an empty text, never NULL.
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
+        // An empty string or array may have no storage, and a nil pointer would bind NULL.
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
+        }
     }
 
     /// Runs the statement with the values bound, then resets it and clears its bindings.

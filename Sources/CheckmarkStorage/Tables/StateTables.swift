@@ -66,6 +66,8 @@ enum StateTables {
         })
 
     /// A member's read state: the columns a single member's change rewrites (see ``members``).
+    /// Contract: each is the name of a ``members`` column, in the order of ``members``' columns (a
+    /// test checks it: ``memberReadStateUpdate`` is the key columns followed by these).
     static let readStateColumnNames = [
         "read_position", "last_read", "last_read_message_id", "delivered_position", "last_delivered_at",
         "last_delivered_message_id", "marked_unread_message_id", "read_passes", "delivered_passes",
