@@ -65,14 +65,6 @@ enum StateTables {
                     createdAt: Timestamp(rawValue: try row["created_at"].integer))
         })
 
-    /// A member's read state: the columns a single member's change rewrites (see ``members``).
-    /// Contract: each is the name of a ``members`` column, in the order of ``members``' columns (a
-    /// test checks it: ``memberReadStateUpdate`` is the key columns followed by these).
-    static let readStateColumnNames = [
-        "read_position", "last_read", "last_read_message_id", "delivered_position", "last_delivered_at",
-        "last_delivered_message_id", "marked_unread_message_id", "read_passes", "delivered_passes",
-    ]
-
     /// Members in their channel's order (`position`); unread counts are derived on load. Each column
     /// reads its field through the row (not a copy of the member's read state per column).
     static let members = TableDescription<MemberRow>(
@@ -106,11 +98,11 @@ enum StateTables {
             return (try cid(row["cid"].text), Int(try row["position"].integer), member)
         })
 
-    /// The key and read-state columns of ``members``: what a single member's change updates (the
-    /// member's position and join time stay; rows given for it may carry any position).
+    /// The key and read-state columns of ``members``: what a single member's change updates, every
+    /// column but the member's position and join time, which stay (rows given for it may carry any
+    /// position).
     static var memberReadStateUpdate: [TableColumn<MemberRow>] {
-        let names = Set(["cid", "user_id"] + readStateColumnNames)
-        return members.columns.filter { names.contains($0.name) }
+        members.columns.filter { $0.name != "position" && $0.name != "created_at" }
     }
 
     static let messages = TableDescription<MessageRow>(
