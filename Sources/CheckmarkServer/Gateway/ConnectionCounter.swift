@@ -7,9 +7,9 @@ import NIOConcurrencyHelpers
 /// registrations in flight, before anything is done on its behalf.
 final class ConnectionCounter: Sendable {
     private let open = NIOLockedValueBox(0)
-    /// Per user, connections admitted whose registration has not ended: empty (and its storage freed)
-    /// whenever no connection is registering.
-    private let registering = NIOLockedValueBox([String: Int]())
+    /// Per user, the ids of connections admitted whose registration has not ended: empty (and its
+    /// storage freed) whenever no connection is registering.
+    private let registering = NIOLockedValueBox([String: [String]]())
     let limits: GatewayLimits
 
     init(limits: GatewayLimits) { self.limits = limits }
@@ -31,25 +31,27 @@ final class ConnectionCounter: Sendable {
 
     var total: Int { open.withLockedValue { $0 } }
 
-    /// Admits a connection of `userID` to register, on the engine's loop: refused with
-    /// `too_many_connections` when the user's open connections and those registering reach the
-    /// engine's limit. An admitted registration is ended with ``endRegistration(of:)``, whatever its
-    /// outcome.
-    func admitRegistration(of userID: String, in engine: ReceiptsEngine) throws {
+    /// Admits connection `connectionID` of `userID` to register, on the engine's loop: refused with
+    /// `too_many_connections` when the user's open connections and those still registering reach the
+    /// engine's limit. A registering connection the engine has already opened is counted once, as
+    /// open. An admitted registration is ended with ``endRegistration(of:connectionID:)``, whatever
+    /// its outcome.
+    func admitRegistration(of userID: String, connectionID: String, in engine: ReceiptsEngine) throws {
         try registering.withLockedValue { registering in
-            try engine.checkConnectionLimit(of: userID, opening: registering[userID] ?? 0)
-            registering[userID, default: 0] += 1
+            let notOpenYet = registering[userID]?.count { engine.connections.handle(of: $0) == nil } ?? 0
+            try engine.checkConnectionLimit(of: userID, opening: notOpenYet)
+            registering[userID, default: []].append(connectionID)
         }
     }
 
-    func endRegistration(of userID: String) {
+    func endRegistration(of userID: String, connectionID: String) {
         registering.withLockedValue { registering in
-            let left = (registering[userID] ?? 1) - 1
-            registering[userID] = left > 0 ? left : nil
+            registering[userID]?.removeAll { $0 == connectionID }
+            if registering[userID]?.isEmpty == true { registering[userID] = nil }
             if registering.isEmpty { registering = [:] }
         }
     }
 
     /// Connections registering now.
-    var registrations: Int { registering.withLockedValue { $0.values.reduce(0, +) } }
+    var registrations: Int { registering.withLockedValue { $0.values.reduce(0) { $0 + $1.count } } }
 }

@@ -183,7 +183,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         // is noted apart from the read's result: a read fails after a failed commit even when it ran.
         let admission = NIOLockedValueBox(false)
         let admitted = service.read { engine in
-            try counter.admitRegistration(of: userID, in: engine)
+            try counter.admitRegistration(of: userID, connectionID: connectionID, in: engine)
             admission.withLockedValue { $0 = true }
             return engine.users[userID] != nil
         }
@@ -209,7 +209,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             .flatMap { _ in service.read { engine in Self.healthCheck(engine: engine, userID: userID, connectionID: connectionID) } }
         // An admitted registration ends once it succeeded or failed (its connection open or not).
         registered.whenComplete { _ in
-            if admission.withLockedValue({ $0 }) { counter.endRegistration(of: userID) }
+            if admission.withLockedValue({ $0 }) { counter.endRegistration(of: userID, connectionID: connectionID) }
         }
         registered
             .hop(to: eventLoop)
