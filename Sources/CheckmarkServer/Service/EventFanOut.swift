@@ -13,13 +13,14 @@ struct EventFanOut: Sendable {
     let compression: PerMessageDeflateConfiguration
 
     /// One event's recipients on one loop.
-    private typealias Share = (event: SharedEvent, targets: [(any EventSink, UnreadCounts?)])
+    private typealias Share = (event: SharedEvent, targets: [FanOutFrames.Target])
 
     /// Sends `events` in order to their recipients among `connections`; each loop gets one task for
     /// all of them.
     func send(_ events: [(ReceiptsEvent, SharedEvent)], to connections: [OpenConnection]) {
         // A node has a handful of event loops: a linear search of them beats hashing per recipient.
         var loops: [any EventLoop] = []
+        var loopIDs: [ObjectIdentifier] = []
         var shares: [[Share]] = []
         // Per loop, the index in `events` of its last share.
         var lastEventOfLoop: [Int] = []
@@ -28,27 +29,29 @@ struct EventFanOut: Sendable {
             var lastIndex = -1
             var lastLoop: ObjectIdentifier?
             for recipient in event.recipients {
-                guard let sink = OpenConnection.find(recipient.connection, in: connections)?.sink else { continue }
-                let loop = ObjectIdentifier(sink.eventLoop)
+                let handle = recipient.connection
+                guard handle.index < connections.count, connections[handle.index].serial == handle.serial,
+                      let sink = connections[handle.index].sink, let loop = connections[handle.index].loop else { continue }
                 if loop != lastLoop {
                     lastLoop = loop
-                    if let found = loops.firstIndex(where: { ObjectIdentifier($0) == loop }) {
+                    if let found = loopIDs.firstIndex(of: loop) {
                         lastIndex = found
                     } else {
                         lastIndex = loops.count
                         loops.append(sink.eventLoop)
+                        loopIDs.append(loop)
                         shares.append([])
                         lastEventOfLoop.append(-1)
                     }
                     // This event's share on that loop: the loop's last one, unless it has none yet.
                     if lastEventOfLoop[lastIndex] != index {
                         lastEventOfLoop[lastIndex] = index
-                        var targets: [(any EventSink, UnreadCounts?)] = []
+                        var targets: [FanOutFrames.Target] = []
                         targets.reserveCapacity(event.recipients.count)
                         shares[lastIndex].append((shared, targets))
                     }
                 }
-                shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts))
+                shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts, connections[handle.index].windowBits))
             }
         }
         for (loop, share) in zip(loops, shares) {

@@ -5,8 +5,12 @@ import NIOCore
 /// Where a connection's events go: implemented by the gateway's connection, called on ``eventLoop``
 /// with events in the order they were committed.
 package protocol EventSink: AnyObject {
+    /// The loop ``deliver(frame:type:cid:channelSeq:)`` is called on. Read once, on the engine's
+    /// loop, when the connection opens on the service; it must not change afterwards.
     var eventLoop: any EventLoop { get }
     /// The window size of shared compressed frames this connection takes, or nil for plain frames.
+    /// Read once, on the engine's loop, when the connection opens on the service; it must not change
+    /// afterwards.
     var sharedCompressionWindowBits: Int? { get }
     /// One committed event's complete WebSocket frame for this connection, with the event's type and,
     /// for channel events, its channel and `channel_seq`. True when a frame was queued to the

@@ -29,41 +29,54 @@ enum FanOutFrames {
         return encoder
     }
 
+    /// One recipient on a loop: its sink, its counts (for events that carry them) and the window size
+    /// of the shared compressed frames it takes (0: plain frames).
+    typealias Target = (sink: any EventSink, counts: UnreadCounts?, windowBits: UInt8)
+
     /// Sends `event` to every target; called on the targets' event loop. Returns how many frames were
     /// queued to connections (the caller counts them once, not per frame).
-    static func deliver(_ event: SharedEvent, to targets: [(any EventSink, UnreadCounts?)], compression: PerMessageDeflateConfiguration) -> Int {
+    static func deliver(_ event: SharedEvent, to targets: [Target], compression: PerMessageDeflateConfiguration) -> Int {
         let encoder = encoder(for: compression)
         var windows: Set<Int> = []
-        for (sink, _) in targets {
-            if let bits = sink.sharedCompressionWindowBits { windows.insert(bits) }
+        var lastWindow: UInt8 = 0
+        for target in targets where target.windowBits != 0 && target.windowBits != lastWindow {
+            lastWindow = target.windowBits
+            windows.insert(Int(lastWindow))
         }
         // Recipients in a row often share their counts (and events without counts always do): the
-        // last frames are reused without hashing, the rest are found in `cache`.
+        // current frames are reused without hashing, the rest are found in `cache`.
         var cache: [UnreadCounts?: SharedFrameEncoder.Frames] = [:]
-        var last: (key: UnreadCounts?, frames: SharedFrameEncoder.Frames)?
+        var currentKey: UnreadCounts?? = .none
+        var plain = ByteBuffer()
+        var compressed: [Int: ByteBuffer] = [:]
         var queued = 0
-        for (sink, counts) in targets {
-            let key = event.encoded.carriesCounts ? counts : nil
-            let frames: SharedFrameEncoder.Frames
-            if let last, last.key == key {
-                frames = last.frames
-            } else if let cached = cache[key] {
-                frames = cached
-                last = (key, cached)
-            } else {
-                var payload = ByteBuffer()
-                payload.reserveCapacity(event.encoded.prefix.count + EncodedEvent.maxSuffixSize)
-                payload.writeBytes(event.encoded.prefix)
-                var suffix: [UInt8] = []
-                event.encoded.appendSuffix(for: key, to: &suffix)
-                payload.writeBytes(suffix)
-                frames = encoder.encode(payload, windowBits: windows.isEmpty ? [] : windows)
-                cache[key] = frames
-                last = (key, frames)
+        for target in targets {
+            let key = event.encoded.carriesCounts ? target.counts : nil
+            if currentKey != .some(key) {
+                let frames: SharedFrameEncoder.Frames
+                if let cached = cache[key] {
+                    frames = cached
+                } else {
+                    frames = encode(event, counts: key, windows: windows, with: encoder)
+                    cache[key] = frames
+                }
+                currentKey = key
+                (plain, compressed) = (frames.plain, frames.compressed)
             }
-            let frame = sink.sharedCompressionWindowBits.flatMap { frames.compressed[$0] } ?? frames.plain
-            if sink.deliver(frame: frame, type: event.type, cid: event.cid, channelSeq: event.channelSeq) { queued += 1 }
+            let frame = target.windowBits == 0 ? plain : compressed[Int(target.windowBits)] ?? plain
+            if target.sink.deliver(frame: frame, type: event.type, cid: event.cid, channelSeq: event.channelSeq) { queued += 1 }
         }
         return queued
+    }
+
+    /// The frames of `event` with the suffix of `counts`: plain, and compressed at each of `windows`.
+    private static func encode(_ event: SharedEvent, counts: UnreadCounts?, windows: Set<Int>, with encoder: SharedFrameEncoder) -> SharedFrameEncoder.Frames {
+        var payload = ByteBuffer()
+        payload.reserveCapacity(event.encoded.prefix.count + EncodedEvent.maxSuffixSize)
+        payload.writeBytes(event.encoded.prefix)
+        var suffix: [UInt8] = []
+        event.encoded.appendSuffix(for: counts, to: &suffix)
+        payload.writeBytes(suffix)
+        return encoder.encode(payload, windowBits: windows)
     }
 }

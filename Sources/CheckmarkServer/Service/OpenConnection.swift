@@ -9,8 +9,22 @@ struct OpenConnection {
     /// The journal's last event sequence when the connection opened: a resume leaves out the user's
     /// own notifications after it, which the connection received live.
     var openedAfterEventSeq: Int64
+    /// The identity of the sink's event loop, so that the fan-out groups recipients by loop without
+    /// asking each sink (nil without a sink).
+    var loop: ObjectIdentifier?
     /// The serial of the handle whose connection this is (0: none).
     var serial: UInt32
+    /// The window size of the shared compressed frames the sink takes (0: plain frames), as the sink
+    /// said when it opened: it does not change while the connection is open.
+    var windowBits: UInt8
+
+    init(sink: (any EventSink)?, openedAfterEventSeq: Int64, serial: UInt32) {
+        self.sink = sink
+        self.openedAfterEventSeq = openedAfterEventSeq
+        self.loop = sink.map { ObjectIdentifier($0.eventLoop) }
+        self.serial = serial
+        self.windowBits = sink?.sharedCompressionWindowBits.map { UInt8(clamping: $0) } ?? 0
+    }
 
     static var empty: OpenConnection { OpenConnection(sink: nil, openedAfterEventSeq: 0, serial: 0) }
 
