@@ -40,7 +40,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         session = GatewaySession(limits: gateway.sessionLimits, now: .now())
     }
 
-    /// Settled by the opening handshake, so read once when the socket opens.
+    /// Settled by the opening handshake (set in ``connected(_:)``, before the connection registers);
+    /// the service reads it once, on the engine's loop, when the registration's `connect` applies.
     var sharedCompressionWindowBits: Int? { sharedWindowBits.map(Int.init) }
 
     // MARK: Inputs

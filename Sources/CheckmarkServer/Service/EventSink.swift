@@ -6,7 +6,8 @@ import NIOCore
 /// with events in the order they were committed.
 package protocol EventSink: AnyObject {
     /// The loop ``deliver(frame:type:cid:channelSeq:)`` is called on. Read once, on the engine's
-    /// loop, when the connection opens on the service; it must not change afterwards.
+    /// loop, when the connection opens on the service; it must be the same loop, retained by the
+    /// sink, for as long as the sink is open (the fan-out groups recipients by its identity).
     var eventLoop: any EventLoop { get }
     /// The window size of shared compressed frames this connection takes, or nil for plain frames.
     /// Read once, on the engine's loop, when the connection opens on the service; it must not change
