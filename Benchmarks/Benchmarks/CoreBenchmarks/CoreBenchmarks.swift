@@ -36,7 +36,12 @@ let benchmarks: @Sendable () -> Void = {
     }
     let metrics: [BenchmarkMetric] = Environment.isCI ? [.mallocCountTotal] : [.throughput, .wallClock, .mallocCountTotal, .instructions]
 
-    Benchmark("commands-applied-20-members", configuration: .init(metrics: metrics, scalingFactor: .kilo)) { benchmark in
+    // 1,000 commands per sample on one growing engine: the p90 of its allocations has moved between
+    // 5,189 and 5,198 across runs of one commit (one check in six failed by 4 with a tolerance of 2),
+    // so it is allowed 8; a leak of one allocation per command would still add about 1,000.
+    let commandsThresholds: [BenchmarkMetric: BenchmarkThresholds]? = Environment.isCI
+        ? [.mallocCountTotal: BenchmarkThresholds(relative: [.p90: 10], absolute: [.p90: 8])] : nil
+    Benchmark("commands-applied-20-members", configuration: .init(metrics: metrics, scalingFactor: .kilo, thresholds: commandsThresholds)) { benchmark in
         var (engine, now) = bigChannel(members: 20)
         var i = 0
         benchmark.startMeasurement()
