@@ -23,6 +23,22 @@ struct EventFanOutTests {
         }
     }
 
+    /// Records the frames delivered to it, as a connection taking shared compressed frames at
+    /// `windowBits` (nil: plain frames).
+    final class FrameSink: EventSink {
+        let eventLoop: any EventLoop
+        let sharedCompressionWindowBits: Int?
+        var frames: [[UInt8]] = []
+        init(eventLoop: any EventLoop, windowBits: Int?) {
+            self.eventLoop = eventLoop
+            self.sharedCompressionWindowBits = windowBits
+        }
+        func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool {
+            frames.append(Array(frame.readableBytesView))
+            return true
+        }
+    }
+
     /// An embedded loop that counts the tasks handed to it.
     final class CountingLoop: EventLoop, @unchecked Sendable {
         let inner = EmbeddedEventLoop()
@@ -104,6 +120,32 @@ struct EventFanOutTests {
         }, to: table)
         loop.run()
         #expect(newcomer.received == ["for the newcomer"])
+    }
+
+    /// Each recipient gets the frame its connection takes, as it said when it opened: compressed at
+    /// its own window size, or plain. A 1,500-byte block repeated once compresses well behind a 15-bit
+    /// window and not behind a 9-bit one (512 bytes), so the two compressed frames differ.
+    @Test func eachRecipientGetsTheFrameOfItsWindowSizeOrPlain() throws {
+        let loop = EmbeddedEventLoop()
+        let wide = FrameSink(eventLoop: loop, windowBits: 15)
+        let narrow = FrameSink(eventLoop: loop, windowBits: 9)
+        let plain = FrameSink(eventLoop: loop, windowBits: nil)
+        var seed: UInt64 = 21
+        let block = (0..<1_500).map { _ -> Character in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Character(Unicode.Scalar(UInt8(97 + (seed >> 33) % 26)))
+        }
+        let (event, _) = Self.event("big", to: ["a", "b", "c"])
+        let json = Array("{\"type\":\"big\",\"text\":\"\(String(block))\(String(block))\"}".utf8)
+        let shared = SharedEvent(type: "big", encoded: EncodedEvent(stored: json, type: "big"), cid: nil, channelSeq: nil)
+        let fanOut = EventFanOut(metrics: ServiceMetrics(factory: NOOPMetricsHandler.instance), compression: .init())
+        fanOut.send([(event, shared)], to: Self.open(["a": wide, "b": narrow, "c": plain]))
+        loop.run()
+        let (w, n, p) = (try #require(wide.frames.first), try #require(narrow.frames.first), try #require(plain.frames.first))
+        #expect(p[0] == 0x81, "plain: FIN and text, no RSV1")
+        #expect(w[0] == 0xC1 && n[0] == 0xC1, "compressed: FIN, RSV1 and text")
+        #expect(w.count < n.count - 1_000, "the 15-bit window's frame finds the repeat; the 9-bit one's cannot (\(w.count) vs \(n.count) bytes)")
+        #expect(n.count < p.count)
     }
 
     /// A group commit's events cost each loop one task, whatever their number: the frames of the batch

@@ -29,9 +29,8 @@ struct EventFanOut: Sendable {
             var lastIndex = -1
             var lastLoop: ObjectIdentifier?
             for recipient in event.recipients {
-                let handle = recipient.connection
-                guard handle.index < connections.count, connections[handle.index].serial == handle.serial,
-                      let sink = connections[handle.index].sink, let loop = connections[handle.index].loop else { continue }
+                guard let slot = OpenConnection.index(of: recipient.connection, in: connections),
+                      let sink = connections[slot].sink, let loop = connections[slot].loop else { continue }
                 if loop != lastLoop {
                     lastLoop = loop
                     if let found = loopIDs.firstIndex(of: loop) {
@@ -51,7 +50,7 @@ struct EventFanOut: Sendable {
                         shares[lastIndex].append((shared, targets))
                     }
                 }
-                shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts, connections[handle.index].windowBits))
+                shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts, connections[slot].windowBits))
             }
         }
         for (loop, share) in zip(loops, shares) {

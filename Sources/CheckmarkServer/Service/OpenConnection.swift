@@ -28,9 +28,14 @@ struct OpenConnection {
 
     static var empty: OpenConnection { OpenConnection(sink: nil, openedAfterEventSeq: 0, serial: 0) }
 
+    /// The index of `handle`'s entry in `table`, if that connection is still open there (the entry
+    /// is read in place, not copied).
+    static func index(of handle: ConnectionHandle, in table: [OpenConnection]) -> Int? {
+        handle.index < table.count && table[handle.index].serial == handle.serial ? handle.index : nil
+    }
+
     /// The entry of `handle` in `table`, if that connection is still open there.
     static func find(_ handle: ConnectionHandle, in table: [OpenConnection]) -> OpenConnection? {
-        guard handle.index < table.count, table[handle.index].serial == handle.serial else { return nil }
-        return table[handle.index]
+        index(of: handle, in: table).map { table[$0] }
     }
 }
