@@ -17,7 +17,7 @@ struct TableDescriptionTests {
         store.close()
         let queue = try DatabaseQueue(path: data.databasePath)
         try queue.read { db in
-            for table in StateTables.all {
+            for table in StateTables.all + StateTables.sqliteOnly {
                 let info = try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.name))")
                 #expect(info.map { $0["name"] as String } == table.columns.map(\.name), "\(table.name)")
                 for (row, column) in zip(info, table.columns) {

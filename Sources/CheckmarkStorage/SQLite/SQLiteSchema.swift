@@ -1,3 +1,4 @@
+import CheckmarkCore
 import GRDB
 
 /// The SQLite schema as versioned migrations, applied in order at start-up. A migration, once
@@ -126,6 +127,37 @@ enum SQLiteSchema {
                 DROP TABLE messages;
                 ALTER TABLE messages_v4 RENAME TO messages;
                 """)
+        }
+        migrator.registerMigration("v5-pointer-passes-as-rows") { db in
+            // A member's pointer passes become rows appended as they are made: kept in the member's
+            // row, every confirmation rewrote the member's whole history. `kind` is 0 for the read
+            // pointer and 1 for the delivered pointer; `seq` is the order they were written in. The
+            // members' two pass columns stay, written empty from now on.
+            try db.execute(sql: """
+                CREATE TABLE pointer_passes (
+                    seq INTEGER PRIMARY KEY,
+                    cid TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    at INTEGER NOT NULL
+                );
+                CREATE INDEX pointer_passes_channel ON pointer_passes(cid);
+                """)
+            let insert = try db.makeStatement(sql: "INSERT INTO pointer_passes (cid, user_id, kind, position, at) VALUES (?, ?, ?, ?, ?)")
+            let members = try Row.fetchCursor(db, sql: """
+                SELECT cid, user_id, read_passes, delivered_passes FROM members
+                WHERE length(read_passes) > 0 OR length(delivered_passes) > 0 ORDER BY cid, position
+                """)
+            while let member = try members.next() {
+                let cid: String = member[0], userID: String = member[1]
+                for (kind, column) in [(Int64(0), 2), (Int64(1), 3)] {
+                    for pass in try StoredPasses.decode(member[column]) {
+                        try insert.execute(arguments: [cid, userID, kind, Int64(pass.position), pass.at.rawValue])
+                    }
+                }
+            }
+            try db.execute(sql: "UPDATE members SET read_passes = X'', delivered_passes = X'' WHERE length(read_passes) > 0 OR length(delivered_passes) > 0")
         }
         return migrator
     }

@@ -13,6 +13,8 @@ package final class SQLiteStore: ReceiptsStore {
     private let queue: DatabaseQueue
     private let checkpointer: SQLiteCheckpointer
     private let state = Mutex(StoreState.open)
+    /// Which pointer passes are stored already; read from the table at the first commit.
+    private let passLedger = Mutex<SQLitePassLedger?>(nil)
 
     private enum StoreState { case open, failed, closed }
 
@@ -119,7 +121,40 @@ package final class SQLiteStore: ReceiptsStore {
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
-        return try rows.assemble(path: "")
+        var state = try rows.assemble(path: "")
+        try loadPasses(db, into: &state.snapshot)
+        return state
+    }
+
+    /// Appends the rows of `pointer_passes`, in the order they were written, to their members' passes.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a pass of no member, or one that does not
+    ///   reach further than the member's pass before it.
+    private static func loadPasses(_ db: Database, into snapshot: inout ReceiptsSnapshot) throws {
+        let channelIndex = Dictionary(uniqueKeysWithValues: snapshot.channels.enumerated().map { ($0.element.cid, $0.offset) })
+        let table = StateTables.pointerPasses
+        let cursor = try GRDB.Row.fetchCursor(db, sql: table.select("ORDER BY seq"))
+        while let row = try cursor.next() {
+            let (cid, userID, kind, pass) = try table.decode(LoadedRow(names: table.columns.map(\.name), values: [
+                .integer(nil), .text(row[1]), .text(row[2]), .integer(row[3]), .integer(row[4]), .integer(row[5]),
+            ]))
+            guard let index = channelIndex[cid], snapshot.channels[index].members[userID] != nil else {
+                throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID), not a member of \(cid)")
+            }
+            try Self.append(pass, kind: kind, to: &snapshot.channels[index].members[userID]!.read, of: userID, in: cid)
+        }
+    }
+
+    private static func append(_ pass: PointerPass, kind: PointerPassKind, to read: inout ReadState, of userID: String, in cid: ChannelCID) throws {
+        func append(_ pass: PointerPass, to passes: inout [PointerPass]) throws {
+            if let last = passes.last, last.position >= pass.position {
+                throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID) in \(cid) at \(pass.position), after one at \(last.position)")
+            }
+            passes.append(pass)
+        }
+        switch kind {
+        case .read: try append(pass, to: &read.readPasses)
+        case .delivered: try append(pass, to: &read.deliveredPasses)
+        }
     }
 
     // MARK: Writing
@@ -127,7 +162,12 @@ package final class SQLiteStore: ReceiptsStore {
     package func commit(_ batch: CommitBatch) throws(StorageError) {
         try checkOpen()
         do {
-            try queue.write { db in try Self.write(batch, to: db) }
+            try passLedger.withLock { ledger in
+                try queue.write { db in
+                    if ledger == nil { ledger = try Self.storedPassCounts(db) }
+                    try Self.write(batch, passes: &ledger!, to: db)
+                }
+            }
         } catch {
             // The database and the server's memory may now disagree: no further commit is accepted.
             state.withLock { $0 = .failed }
@@ -135,32 +175,71 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    /// The ledger of the passes `pointer_passes` holds.
+    private static func storedPassCounts(_ db: Database) throws -> SQLitePassLedger {
+        var counts: [(cid: ChannelCID, userID: String, kind: PointerPassKind, count: Int)] = []
+        let cursor = try GRDB.Row.fetchCursor(db, sql: "SELECT cid, user_id, kind, COUNT(*) FROM pointer_passes GROUP BY cid, user_id, kind")
+        while let row = try cursor.next() {
+            let text: String = row[0], code: Int64 = row[2]
+            guard let cid = ChannelCID(text), let kind = PointerPassKind(rawValue: code) else {
+                throw StorageError.corrupt(path: "", reason: "pointer passes of cid \(text), kind \(code)")
+            }
+            counts.append((cid, row[1], kind, row[3]))
+        }
+        return SQLitePassLedger(storedCounts: counts)
+    }
+
     /// Writes the batch's rows: journal entries and events, the changed state rows (a rewritten
-    /// channel's members and thread reads deleted and written again), counters and sequences.
-    private static func write(_ batch: CommitBatch, to db: Database) throws {
+    /// channel's members, pointer passes and thread reads deleted and written again; a changed
+    /// member's read state updated and its new passes appended), counters and sequences.
+    private static func write(_ batch: CommitBatch, passes ledger: inout SQLitePassLedger, to db: Database) throws {
         let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
         try journal.write(batch.entries, .insert, in: db)
         try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, .insert, in: db)
         let users = SQLiteTableBinder(StateTables.users), types = SQLiteTableBinder(StateTables.channelTypes)
         try users.write(batch.users, .upsert, in: db)
         try types.write(batch.channelTypes, .upsert, in: db)
-        let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.members)
-        let threadReads = SQLiteTableBinder(StateTables.threadReads)
+        let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.sqliteMembers)
+        let threadReads = SQLiteTableBinder(StateTables.threadReads), passes = SQLiteTableBinder(StateTables.pointerPasses)
         for channel in batch.channels {
             try channels.write([channel], .upsert, in: db)
             try db.execute(sql: "DELETE FROM members WHERE cid = ?", arguments: [channel.cid.description])
             let rows = channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
             try members.write(rows, .upsert, in: db)
+            try db.execute(sql: "DELETE FROM pointer_passes WHERE cid = ?", arguments: [channel.cid.description])
+            try passes.write(rows.flatMap { Self.passRows($0.member, in: channel.cid) }, .insert, in: db)
+            ledger.rewrote(channel)
             try db.execute(sql: "DELETE FROM thread_reads WHERE cid = ?", arguments: [channel.cid.description])
             try threadReads.write(ThreadReadRow.all(of: channel), .upsert, in: db)
         }
         try threadReads.write(batch.threadReads, .upsert, in: db)
-        try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.memberReadStateUpdate, in: db)
+        try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.sqliteMemberReadStateUpdate, in: db)
+        var newPasses: [StateTables.PassRow] = []
+        for (cid, member) in batch.members {
+            switch ledger.write(of: member, in: cid) {
+            case .append(let read, let delivered):
+                newPasses += Self.passRows(member.userID, in: cid, read: read, delivered: delivered)
+            case .rewrite:
+                try db.execute(sql: "DELETE FROM pointer_passes WHERE cid = ? AND user_id = ?", arguments: [cid.description, member.userID])
+                newPasses += Self.passRows(member, in: cid)
+            }
+        }
+        try passes.write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)
         let counters = SQLiteTableBinder(StateTables.counters), sequences = SQLiteTableBinder(StateTables.channelSequences)
         try counters.write(batch.counterRows, .upsert, in: db)
         try sequences.write(batch.channelSequenceRows, .upsert, in: db)
+    }
+
+    /// Every pass of `member`, read pointer's first.
+    private static func passRows(_ member: Member, in cid: ChannelCID) -> [StateTables.PassRow] {
+        passRows(member.userID, in: cid, read: member.read.readPasses[...], delivered: member.read.deliveredPasses[...])
+    }
+
+    private static func passRows(_ userID: String, in cid: ChannelCID, read: ArraySlice<PointerPass>,
+                                 delivered: ArraySlice<PointerPass>) -> [StateTables.PassRow] {
+        read.map { (cid, userID, .read, $0) } + delivered.map { (cid, userID, .delivered, $0) }
     }
 
     // MARK: Journal

@@ -11,6 +11,7 @@ enum StateTables {
     typealias EventRow = (commandSeq: Int64, event: JournalEvent)
     typealias CounterRow = (name: String, value: Int64)
     typealias SequenceRow = (cid: ChannelCID, lastSeq: Int64)
+    typealias PassRow = (cid: ChannelCID, userID: String, kind: PointerPassKind, pass: PointerPass)
 
     static let users = TableDescription<User>(
         name: "users",
@@ -104,6 +105,45 @@ enum StateTables {
     static var memberReadStateUpdate: [TableColumn<MemberRow>] {
         members.columns.filter { $0.name != "position" && $0.name != "created_at" }
     }
+
+    /// ``members`` as SQLite writes it from schema v5 on: the pointer passes are rows of
+    /// ``pointerPasses``, appended as they are made, so the two pass columns are written empty.
+    static let sqliteMembers = TableDescription<MemberRow>(
+        name: members.name,
+        columns: members.columns.map { column in
+            isPassColumn(column.name) ? TableColumn(column.name, .blob) { _ in .blob(Data()) } : column
+        },
+        primaryKey: members.primaryKey,
+        decode: members.decode)
+
+    /// ``memberReadStateUpdate`` without the pass columns: SQLite's update of a member's read state
+    /// (its new passes are appended to ``pointerPasses`` instead).
+    static var sqliteMemberReadStateUpdate: [TableColumn<MemberRow>] {
+        memberReadStateUpdate.filter { !isPassColumn($0.name) }
+    }
+
+    private static func isPassColumn(_ name: String) -> Bool { name == "read_passes" || name == "delivered_passes" }
+
+    /// SQLite's pointer passes (schema v5): one row per pass, in the order they were made (`seq`, the
+    /// row id, assigned by SQLite when written as NULL), so a confirmation appends its pass instead of
+    /// rewriting the member's whole history.
+    static let pointerPasses = TableDescription<PassRow>(
+        name: "pointer_passes",
+        columns: [
+            .init("seq", .integer, nullable: true) { _ in .integer(nil) },
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("user_id", .text) { .text($0.userID) },
+            .init("kind", .integer) { .integer($0.kind.rawValue) },
+            .init("position", .integer) { .integer(Int64($0.pass.position)) },
+            .init("at", .integer) { .integer($0.pass.at.rawValue) },
+        ],
+        primaryKey: ["seq"],
+        decode: { (row) throws(StorageError) in
+            let code = try row["kind"].integer
+            guard let kind = PointerPassKind(rawValue: code) else { throw .corrupt(path: "", reason: "pointer pass of kind \(code)") }
+            let pass = PointerPass(position: Int(try row["position"].integer), at: Timestamp(rawValue: try row["at"].integer))
+            return (try cid(row["cid"].text), try row["user_id"].text, kind, pass)
+        })
 
     static let messages = TableDescription<MessageRow>(
         name: "messages",
@@ -208,6 +248,11 @@ enum StateTables {
     static let all: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
         shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(threadReads),
         shape(counters), shape(channelSequences), shape(journal), shape(journalEvents),
+    ]
+
+    /// The tables only SQLite has (PostgreSQL keeps a member's passes in its row).
+    static let sqliteOnly: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
+        shape(pointerPasses),
     ]
 
     private static func shape<Row>(_ table: TableDescription<Row>) -> (name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String]) {

@@ -1,0 +1,188 @@
+@testable import CheckmarkStorage
+import CheckmarkCore
+import Foundation
+import GRDB
+import Testing
+
+/// SQLite keeps a member's pointer passes as rows appended as they are made (schema v5): a
+/// confirmation writes its own pass, not the member's whole history again, and every store opened
+/// on the file loads the same passes the engine holds.
+@Suite("SQLite pointer passes as rows")
+struct SQLitePointerPassesTests {
+    static let cid = ChannelCID(type: "messaging", id: "general")
+
+    static func messages(_ count: Int) -> [ReceiptsCommand] {
+        (0..<count).map { .sendMessage(cid: cid, userID: "alice", draft: MessageDraft(id: "m\($0)", text: "message \($0)")) }
+    }
+
+    static let setup: [ReceiptsCommand] = [
+        .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")),
+        .createChannel(cid: cid, createdBy: "alice", members: ["alice", "bob"]),
+    ] + messages(40)
+
+    /// `(seq, kind, position)` of `userID`'s stored passes, in the order they were written.
+    static func storedPasses(of userID: String, at path: String) throws -> [[Int64]] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, kind, position FROM pointer_passes WHERE user_id = ? ORDER BY seq", arguments: [userID])
+                .map { [$0[0], $0[1], $0[2]] }
+        }
+    }
+
+    static func passBlobBytes(at path: String) throws -> Int {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in try Int.fetchOne(db, sql: "SELECT SUM(length(read_passes) + length(delivered_passes)) FROM members") ?? 0 }
+    }
+
+    @Test func eachConfirmationAppendsItsPassesAndLeavesTheEarlierRowsAlone() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = try DataDirectory(path: directory.path)
+        let store = try SQLiteStore(directory: data)
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try StorageRoundTripTests.applyAndCommit(Self.setup, to: store, engine: &engine, seq: &seq)
+        var first: [Int64]?
+        for n in [3, 4, 10, 11, 25, 39] {
+            try StorageRoundTripTests.applyAndCommit([.markRead(cid: Self.cid, userID: "bob", messageID: "m\(n)")],
+                                                     to: store, engine: &engine, seq: &seq, startingAt: 1_770_000_000_000_000 + Int64(n) * 10_000_000)
+            let read = engine.channels[Self.cid]!.members["bob"]!.read
+            let rows = try Self.storedPasses(of: "bob", at: data.databasePath)
+            #expect(rows.filter { $0[1] == 0 }.map { Int($0[2]) } == read.readPasses.map(\.position))
+            #expect(rows.filter { $0[1] == 1 }.map { Int($0[2]) } == read.deliveredPasses.map(\.position))
+            // Written once: the first pass keeps the row it got, whatever came after it.
+            if first == nil { first = rows.first } else { #expect(rows.first == first) }
+        }
+        #expect(try Self.passBlobBytes(at: data.databasePath) == 0)
+        store.close()
+        let reopened = try SQLiteStore(directory: data)
+        defer { reopened.close() }
+        #expect(fingerprint(ReceiptsEngine(restoring: try reopened.load().snapshot)) == fingerprint(engine))
+    }
+
+    @Test func aStoreReopenedMidHistoryAppendsAfterThePassesItFinds() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = try DataDirectory(path: directory.path)
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        do {
+            let store = try SQLiteStore(directory: data)
+            try StorageRoundTripTests.applyAndCommit(Self.setup + [.markRead(cid: Self.cid, userID: "bob", messageID: "m5")],
+                                                     to: store, engine: &engine, seq: &seq)
+            store.close()
+        }
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        try StorageRoundTripTests.applyAndCommit([
+            .markRead(cid: Self.cid, userID: "bob", messageID: "m9"),
+            .markDelivered(userID: "alice", latest: [DeliveredTarget(cid: Self.cid, messageID: "m12")]),
+            .markRead(cid: Self.cid, userID: "bob", messageID: "m20"),
+        ], to: store, engine: &engine, seq: &seq, startingAt: 1_780_000_000_000_000)
+        let read = engine.channels[Self.cid]!.members["bob"]!.read
+        #expect(try Self.storedPasses(of: "bob", at: data.databasePath).filter { $0[1] == 0 }.map { Int($0[2]) } == read.readPasses.map(\.position))
+        #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
+    }
+
+    @Test func aMemberRemovedAndAddedAgainKeepsNoPassesOfItsFormerMembership() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = try DataDirectory(path: directory.path)
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try StorageRoundTripTests.applyAndCommit(Self.setup + [
+            .markRead(cid: Self.cid, userID: "bob", messageID: "m5"),
+            .markRead(cid: Self.cid, userID: "alice", messageID: "m7"),
+            .removeMembers(cid: Self.cid, userIDs: ["bob"]),
+        ], to: store, engine: &engine, seq: &seq)
+        #expect(try Self.storedPasses(of: "bob", at: data.databasePath).isEmpty)
+        try StorageRoundTripTests.applyAndCommit([
+            .addMembers(cid: Self.cid, userIDs: ["bob"]),
+            .sendMessage(cid: Self.cid, userID: "alice", draft: MessageDraft(id: "late", text: "late")),
+            .markRead(cid: Self.cid, userID: "bob", messageID: "late"),
+        ], to: store, engine: &engine, seq: &seq, startingAt: 1_790_000_000_000_000)
+        let read = engine.channels[Self.cid]!.members["bob"]!.read
+        #expect(try Self.storedPasses(of: "bob", at: data.databasePath).filter { $0[1] == 0 }.map { Int($0[2]) } == read.readPasses.map(\.position))
+        #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
+    }
+
+    /// The v5 migration moves the passes a v4 database kept in its member rows into rows of their own,
+    /// in order, and empties the member rows' pass columns; later confirmations append after them.
+    @Test func passesKeptInMemberRowsBeforeV5BecomeRowsInOrder() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let path = directory.path + "/checkmark.sqlite"
+        let readPasses = [PointerPass(position: 1, at: Timestamp(rawValue: 10)), PointerPass(position: 3, at: Timestamp(rawValue: 20))]
+        let deliveredPasses = readPasses + [PointerPass(position: 4, at: Timestamp(rawValue: 30))]
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try SQLiteSchema.migrator.migrate(queue, upTo: "v4-message-ids-per-channel")
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO channels (cid, created_by, created_at) VALUES ('messaging:a', NULL, 1)")
+                for n in 0..<5 {
+                    try db.execute(sql: """
+                        INSERT INTO messages (cid, position, id, user_id, text, type, created_at, parent_id, show_in_channel, silent)
+                        VALUES ('messaging:a', ?, ?, 'u', 'hello', 'regular', ?, NULL, 1, 0)
+                        """, arguments: [n, "m\(n)", 5 + n])
+                }
+                try db.execute(sql: """
+                    INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
+                        delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
+                    VALUES ('messaging:a', 'v', 0, 1, 3, 20, 'm2', 4, 30, 'm3', NULL, ?, ?)
+                    """, arguments: [StoredPasses.encode(readPasses), StoredPasses.encode(deliveredPasses)])
+            }
+            try queue.close()
+        }
+        let data = try DataDirectory(path: directory.path)
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        let a = ChannelCID(type: "messaging", id: "a")
+        let loaded = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["v"])
+        #expect(loaded.read.readPasses == readPasses)
+        #expect(loaded.read.deliveredPasses == deliveredPasses)
+        #expect(try Self.passBlobBytes(at: path) == 0)
+        var member = loaded
+        member.read.readPasses.append(PointerPass(position: 5, at: Timestamp(rawValue: 40)))
+        member.read.deliveredPasses.append(PointerPass(position: 5, at: Timestamp(rawValue: 40)))
+        var batch = CommitBatch()
+        batch.members = [(a, member)]
+        try store.commit(batch)
+        let again = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["v"])
+        #expect(again.read.readPasses == member.read.readPasses)
+        #expect(again.read.deliveredPasses == member.read.deliveredPasses)
+        #expect(try Self.storedPasses(of: "v", at: path).count == 7)
+    }
+
+    @Test func aPassOfNoMemberIsRefusedAsCorrupt() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = try DataDirectory(path: directory.path)
+        do {
+            let store = try SQLiteStore(directory: data)
+            var engine = ReceiptsEngine()
+            var seq: Int64 = 0
+            try StorageRoundTripTests.applyAndCommit(Self.setup, to: store, engine: &engine, seq: &seq)
+            store.close()
+        }
+        do {
+            let queue = try DatabaseQueue(path: data.databasePath)
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO pointer_passes (cid, user_id, kind, position, at) VALUES ('messaging:general', 'mallory', 0, 1, 1)")
+            }
+            try queue.close()
+        }
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        #expect {
+            _ = try store.load()
+        } throws: { error in
+            guard case StorageError.corrupt = error else { return false }
+            return "\(error)".contains("mallory")
+        }
+    }
+}
