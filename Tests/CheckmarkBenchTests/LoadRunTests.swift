@@ -48,7 +48,10 @@ struct LoadRunTests {
             let sent = counts["messages_sent"] ?? 0
             #expect(sent >= 60)
             // Messages still in flight when the window closed are not counted; everything else arrived 10 times.
-            #expect((counts["deliveries"] ?? 0) >= (sent - 8) * 10 && (counts["deliveries"] ?? 0) <= sent * 10)
+            // The last second's counts are taken loop by loop (`LoopRecorder.collect`): a message sent on
+            // one loop after its count was taken, and delivered on a loop counted later, has its
+            // deliveries counted but not its send. So the same in-flight allowance holds both ways.
+            #expect((counts["deliveries"] ?? 0) >= (sent - 8) * 10 && (counts["deliveries"] ?? 0) <= (sent + 8) * 10)
             #expect(counts["errors"] == 0 && report.errors.isEmpty)
             #expect((report.metrics.first { $0.key == "message_new" }?.count ?? 0) > 0)
         }
