@@ -1,8 +1,9 @@
 import CheckmarkCore
 import Foundation
 
-/// The stored form of a read state's pointer passes, shared by every store: a blob of 16-byte records,
-/// position and time, each a little-endian 64-bit integer.
+/// The stored form of a read state's pointer passes in a member's row (PostgreSQL's `members`, and
+/// SQLite's before schema v5, whose migration reads it): a blob of 16-byte records, position and
+/// time, each a little-endian 64-bit integer.
 enum StoredPasses {
     static func encode(_ passes: [PointerPass]) -> Data {
         var data = Data(count: passes.count * 16)

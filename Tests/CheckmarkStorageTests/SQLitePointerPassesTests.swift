@@ -30,6 +30,17 @@ struct SQLitePointerPassesTests {
         }
     }
 
+    /// The positions of `userID`'s stored passes of `kind`, in the order they were written.
+    static func storedPositions(of userID: String, _ kind: PointerPassKind, at path: String) throws -> [Int] {
+        try storedPasses(of: userID, at: path).filter { $0[1] == kind.rawValue }.map { Int($0[2]) }
+    }
+
+    /// A fresh data directory (removed by the caller) and an engine with no state.
+    static func fresh() throws -> (TemporaryDirectory, DataDirectory, ReceiptsEngine, seq: Int64) {
+        let directory = TemporaryDirectory()
+        return (directory, try DataDirectory(path: directory.path), ReceiptsEngine(), 0)
+    }
+
     static func passBlobBytes(at path: String) throws -> Int {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
@@ -37,12 +48,9 @@ struct SQLitePointerPassesTests {
     }
 
     @Test func eachConfirmationAppendsItsPassesAndLeavesTheEarlierRowsAlone() throws {
-        let directory = TemporaryDirectory()
+        var (directory, data, engine, seq) = try Self.fresh()
         defer { directory.remove() }
-        let data = try DataDirectory(path: directory.path)
         let store = try SQLiteStore(directory: data)
-        var engine = ReceiptsEngine()
-        var seq: Int64 = 0
         try StorageRoundTripTests.applyAndCommit(Self.setup, to: store, engine: &engine, seq: &seq)
         var first: [Int64]?
         for n in [3, 4, 10, 11, 25, 39] {
@@ -63,11 +71,8 @@ struct SQLitePointerPassesTests {
     }
 
     @Test func aStoreReopenedMidHistoryAppendsAfterThePassesItFinds() throws {
-        let directory = TemporaryDirectory()
+        var (directory, data, engine, seq) = try Self.fresh()
         defer { directory.remove() }
-        let data = try DataDirectory(path: directory.path)
-        var engine = ReceiptsEngine()
-        var seq: Int64 = 0
         do {
             let store = try SQLiteStore(directory: data)
             try StorageRoundTripTests.applyAndCommit(Self.setup + [.markRead(cid: Self.cid, userID: "bob", messageID: "m5")],
@@ -82,18 +87,15 @@ struct SQLitePointerPassesTests {
             .markRead(cid: Self.cid, userID: "bob", messageID: "m20"),
         ], to: store, engine: &engine, seq: &seq, startingAt: 1_780_000_000_000_000)
         let read = engine.channels[Self.cid]!.members["bob"]!.read
-        #expect(try Self.storedPasses(of: "bob", at: data.databasePath).filter { $0[1] == 0 }.map { Int($0[2]) } == read.readPasses.map(\.position))
+        #expect(try Self.storedPositions(of: "bob", .read, at: data.databasePath) == read.readPasses.map(\.position))
         #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
     }
 
     @Test func aMemberRemovedAndAddedAgainKeepsNoPassesOfItsFormerMembership() throws {
-        let directory = TemporaryDirectory()
+        var (directory, data, engine, seq) = try Self.fresh()
         defer { directory.remove() }
-        let data = try DataDirectory(path: directory.path)
         let store = try SQLiteStore(directory: data)
         defer { store.close() }
-        var engine = ReceiptsEngine()
-        var seq: Int64 = 0
         try StorageRoundTripTests.applyAndCommit(Self.setup + [
             .markRead(cid: Self.cid, userID: "bob", messageID: "m5"),
             .markRead(cid: Self.cid, userID: "alice", messageID: "m7"),
@@ -106,8 +108,87 @@ struct SQLitePointerPassesTests {
             .markRead(cid: Self.cid, userID: "bob", messageID: "late"),
         ], to: store, engine: &engine, seq: &seq, startingAt: 1_790_000_000_000_000)
         let read = engine.channels[Self.cid]!.members["bob"]!.read
-        #expect(try Self.storedPasses(of: "bob", at: data.databasePath).filter { $0[1] == 0 }.map { Int($0[2]) } == read.readPasses.map(\.position))
+        #expect(try Self.storedPositions(of: "bob", .read, at: data.databasePath) == read.readPasses.map(\.position))
         #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
+    }
+
+    /// Applies `commands` and commits them all as one batch (one group commit).
+    static func applyAndCommitTogether(_ commands: [ReceiptsCommand], to store: SQLiteStore, engine: inout ReceiptsEngine,
+                                       seq: inout Int64, at start: Int64) throws {
+        var entries: [JournalEntry] = []
+        var footprint = StateFootprint()
+        for (offset, command) in commands.enumerated() {
+            let outcome = try engine.apply(command, at: Timestamp(rawValue: start + Int64(offset))).get()
+            engine.takeFootprint(into: &footprint)
+            guard outcome.changed, ReceiptsEngine.isDurable(command) else { continue }
+            seq += 1
+            entries.append(JournalEntry(seq: seq, at: engine.clock, command: command, events: []))
+        }
+        try store.commit(CommitBatch(entries: entries, footprint: footprint, engine: engine))
+    }
+
+    /// In one batch a member leaves, joins again and reads: its former rows are not the start of its
+    /// passes, so they are replaced; the other members' rows stay, with their new passes after them.
+    @Test func aMemberWhoLeftAndJoinedAgainInOneBatchHasItsRowsReplaced() throws {
+        var (directory, data, engine, seq) = try Self.fresh()
+        defer { directory.remove() }
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        try StorageRoundTripTests.applyAndCommit(Self.setup + [
+            .markRead(cid: Self.cid, userID: "bob", messageID: "m3"), .markRead(cid: Self.cid, userID: "bob", messageID: "m5"),
+            .markRead(cid: Self.cid, userID: "alice", messageID: "m7"),
+        ], to: store, engine: &engine, seq: &seq)
+        let aliceBefore = try Self.storedPasses(of: "alice", at: data.databasePath)
+        try Self.applyAndCommitTogether([
+            .removeMembers(cid: Self.cid, userIDs: ["bob"]),
+            .addMembers(cid: Self.cid, userIDs: ["bob"]),
+            .sendMessage(cid: Self.cid, userID: "alice", draft: MessageDraft(id: "n1", text: "n1")),
+            .sendMessage(cid: Self.cid, userID: "alice", draft: MessageDraft(id: "n2", text: "n2")),
+            .markRead(cid: Self.cid, userID: "bob", messageID: "n1"),
+            .markRead(cid: Self.cid, userID: "bob", messageID: "n2"),
+        ], to: store, engine: &engine, seq: &seq, at: 1_790_000_000_000_000)
+        let read = engine.channels[Self.cid]!.members["bob"]!.read
+        #expect(read.readPasses.count == 2)
+        #expect(try Self.storedPositions(of: "bob", .read, at: data.databasePath) == read.readPasses.map(\.position))
+        #expect(try Self.storedPositions(of: "bob", .delivered, at: data.databasePath) == read.deliveredPasses.map(\.position))
+        // Alice's rows (her messages moved her own pointers) are kept and appended to, not rewritten.
+        let alice = try Self.storedPasses(of: "alice", at: data.databasePath)
+        let aliceRead = engine.channels[Self.cid]!.members["alice"]!.read
+        #expect(alice.count == aliceRead.readPasses.count + aliceRead.deliveredPasses.count && alice.count > aliceBefore.count)
+        #expect(Array(alice.prefix(aliceBefore.count)) == aliceBefore)
+        #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
+    }
+
+    /// A batch that fails after its passes were counted leaves the file as it was: a store opened on it
+    /// loads the state before the batch and appends after what it finds.
+    @Test func aFailedCommitLeavesNoPassesAndTheNextStoreGoesOnFromTheFile() throws {
+        var (directory, data, engine, seq) = try Self.fresh()
+        defer { directory.remove() }
+        let committed: String
+        do {
+            let store = try SQLiteStore(directory: data)
+            defer { store.close() }
+            try StorageRoundTripTests.applyAndCommit(Self.setup + [.markRead(cid: Self.cid, userID: "bob", messageID: "m3")],
+                                                     to: store, engine: &engine, seq: &seq)
+            committed = fingerprint(engine)
+            _ = try engine.apply(.markRead(cid: Self.cid, userID: "bob", messageID: "m9"), at: Timestamp(rawValue: 1_795_000_000_000_000)).get()
+            var batch = CommitBatch(entries: [], footprint: engine.takeFootprint(), engine: engine)
+            #expect(batch.members.count == 1)
+            // A message row that exists already: the insert fails after the member's passes were counted.
+            batch.messages = [(0, engine.channels[Self.cid]!.messages[0])]
+            #expect(throws: StorageError.self) { try store.commit(batch) }
+            #expect(throws: StorageError.self) { try store.commit(CommitBatch()) }
+        }
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        var restored = ReceiptsEngine(restoring: try store.load().snapshot)
+        #expect(fingerprint(restored) == committed)
+        #expect(try Self.storedPositions(of: "bob", .read, at: data.databasePath) == [4])
+        var restoredSeq = seq
+        try StorageRoundTripTests.applyAndCommit([.markRead(cid: Self.cid, userID: "bob", messageID: "m12")],
+                                                 to: store, engine: &restored, seq: &restoredSeq, startingAt: 1_796_000_000_000_000)
+        #expect(try Self.storedPositions(of: "bob", .read, at: data.databasePath) == [4, 13])
+        #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(restored))
     }
 
     /// The v5 migration moves the passes a v4 database kept in its member rows into rows of their own,
@@ -133,8 +214,8 @@ struct SQLitePointerPassesTests {
                 try db.execute(sql: """
                     INSERT INTO members (cid, user_id, position, created_at, read_position, last_read, last_read_message_id,
                         delivered_position, last_delivered_at, last_delivered_message_id, marked_unread_message_id, read_passes, delivered_passes)
-                    VALUES ('messaging:a', 'v', 0, 1, 3, 20, 'm2', 4, 30, 'm3', NULL, ?, ?)
-                    """, arguments: [StoredPasses.encode(readPasses), StoredPasses.encode(deliveredPasses)])
+                    VALUES ('messaging:a', 'v', 0, 1, 3, 20, 'm2', 4, 30, 'm3', NULL, ?, ?), ('messaging:a', 'w', 1, 1, 2, 15, 'm1', 2, NULL, NULL, NULL, ?, X'')
+                    """, arguments: [StoredPasses.encode(readPasses), StoredPasses.encode(deliveredPasses), StoredPasses.encode([readPasses[0]])])
             }
             try queue.close()
         }
@@ -145,6 +226,8 @@ struct SQLitePointerPassesTests {
         let loaded = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["v"])
         #expect(loaded.read.readPasses == readPasses)
         #expect(loaded.read.deliveredPasses == deliveredPasses)
+        let w = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["w"])
+        #expect(w.read.readPasses == [readPasses[0]] && w.read.deliveredPasses.isEmpty)
         #expect(try Self.passBlobBytes(at: path) == 0)
         var member = loaded
         member.read.readPasses.append(PointerPass(position: 5, at: Timestamp(rawValue: 40)))

@@ -1,55 +1,91 @@
 import CheckmarkCore
 
-/// How many of each member's pointer passes are rows of SQLite's `pointer_passes` already, so that a
+/// Which of each member's pointer passes are rows of SQLite's `pointer_passes` already, so that a
 /// commit appends only the passes made since (a confirmation then writes the same few bytes however
 /// long the member's history is).
 ///
-/// Contract: it mirrors what the committed rows hold. ``SQLiteStore`` fills it from the table
-/// (``init(storedCounts:)``) and updates it inside each write transaction; a failed transaction leaves
-/// it ahead of the database, which is safe only because the store then accepts no further commit.
+/// Contract: it mirrors what the committed rows hold. ``SQLiteStore`` makes it from the loaded state
+/// or the table and updates it inside each write transaction, and drops it when a transaction fails
+/// (the next commit makes it from the table again). It relies on how the engine keeps passes: a
+/// member's passes only grow, and a member removed and added again starts with none, its first pass
+/// beyond every position of its former membership.
 struct SQLitePassLedger: Sendable {
     /// The passes of one member to write.
     enum Write: Equatable {
         /// Append these passes after the rows already stored.
         case append(read: ArraySlice<PointerPass>, delivered: ArraySlice<PointerPass>)
-        /// The member holds fewer passes than are stored (its history was replaced): delete its rows
-        /// and write all of its passes again.
+        /// The stored rows are not the start of the member's passes (it left the channel and joined
+        /// again, or holds fewer passes than are stored): delete its rows and write all of its passes.
         case rewrite
     }
 
-    private var stored: [ChannelCID: [String: (read: Int, delivered: Int)]] = [:]
+    /// How many passes of one kind are stored, and the position of the last of them.
+    struct Stored: Sendable, Equatable {
+        var count: Int
+        var lastPosition: Int
 
-    /// A ledger of `storedCounts`: each member's number of stored passes of each kind.
-    init(storedCounts: some Sequence<(cid: ChannelCID, userID: String, kind: PointerPassKind, count: Int)>) {
-        for row in storedCounts {
-            var counts = stored[row.cid, default: [:]][row.userID] ?? (0, 0)
-            switch row.kind {
-            case .read: counts.read = row.count
-            case .delivered: counts.delivered = row.count
-            }
-            stored[row.cid, default: [:]][row.userID] = counts
+        static let none = Stored(count: 0, lastPosition: 0)
+
+        init(count: Int, lastPosition: Int) {
+            self.count = count
+            self.lastPosition = lastPosition
+        }
+
+        init(_ passes: [PointerPass]) {
+            self.init(count: passes.count, lastPosition: passes.last?.position ?? 0)
+        }
+
+        /// Whether `passes` begin with the stored ones (checked by the last stored position).
+        func isStart(of passes: [PointerPass]) -> Bool {
+            count <= passes.count && (count == 0 || passes[count - 1].position == lastPosition)
         }
     }
 
-    /// Which passes of `member` (of channel `cid`) to write, counting them as stored from now on.
+    private var stored: [ChannelCID: [String: (read: Stored, delivered: Stored)]] = [:]
+
+    /// A ledger of `rows`: for each member and kind of pass, how many are stored and the last position.
+    init(stored rows: some Sequence<(cid: ChannelCID, userID: String, kind: PointerPassKind, stored: Stored)>) {
+        for row in rows {
+            var member = stored[row.cid, default: [:]][row.userID] ?? (.none, .none)
+            switch row.kind {
+            case .read: member.read = row.stored
+            case .delivered: member.delivered = row.stored
+            }
+            stored[row.cid, default: [:]][row.userID] = member
+        }
+    }
+
+    /// A ledger of every pass of `channels`' members, as loaded.
+    init(loaded channels: [Channel]) {
+        for channel in channels {
+            var members: [String: (read: Stored, delivered: Stored)] = [:]
+            for (userID, member) in channel.members where !member.read.readPasses.isEmpty || !member.read.deliveredPasses.isEmpty {
+                members[userID] = (Stored(member.read.readPasses), Stored(member.read.deliveredPasses))
+            }
+            if !members.isEmpty { stored[channel.cid] = members }
+        }
+    }
+
+    /// Which passes of `member` (of channel `cid`) to write, counting them all as stored from now on.
     mutating func write(of member: Member, in cid: ChannelCID) -> Write {
         let read = member.read.readPasses, delivered = member.read.deliveredPasses
-        let counts = stored[cid]?[member.userID] ?? (0, 0)
-        stored[cid, default: [:]][member.userID] = (read.count, delivered.count)
-        guard counts.read <= read.count, counts.delivered <= delivered.count else { return .rewrite }
-        return .append(read: read[counts.read...], delivered: delivered[counts.delivered...])
+        let before = stored[cid]?[member.userID] ?? (.none, .none)
+        stored[cid, default: [:]][member.userID] = (Stored(read), Stored(delivered))
+        guard before.read.isStart(of: read), before.delivered.isStart(of: delivered) else { return .rewrite }
+        return .append(read: read[before.read.count...], delivered: delivered[before.delivered.count...])
     }
 
-    /// Records that every pass of `channel`'s members was written again, and that members no longer
-    /// in it have none stored.
-    mutating func rewrote(_ channel: Channel) {
-        var counts: [String: (read: Int, delivered: Int)] = [:]
-        for (userID, member) in channel.members { counts[userID] = (member.read.readPasses.count, member.read.deliveredPasses.count) }
-        stored[channel.cid] = counts
+    /// The members of `channel.cid` with stored passes who are no longer in `channel`, forgotten: the
+    /// caller deletes their rows.
+    mutating func forgetFormerMembers(of channel: Channel) -> [String] {
+        guard let members = stored[channel.cid] else { return [] }
+        let former = members.keys.filter { channel.members[$0] == nil }.sorted()
+        for userID in former { stored[channel.cid]![userID] = nil }
+        return former
     }
 
-    /// The number of stored passes of each kind of member `userID` of `cid` (0 when none).
-    func storedCount(of userID: String, in cid: ChannelCID) -> (read: Int, delivered: Int) {
-        stored[cid]?[userID] ?? (0, 0)
+    /// What is stored of member `userID`'s passes in `cid` (none when nothing is).
+    func stored(of userID: String, in cid: ChannelCID) -> (read: Stored, delivered: Stored) {
+        stored[cid]?[userID] ?? (.none, .none)
     }
 }

@@ -13,7 +13,8 @@ package final class SQLiteStore: ReceiptsStore {
     private let queue: DatabaseQueue
     private let checkpointer: SQLiteCheckpointer
     private let state = Mutex(StoreState.open)
-    /// Which pointer passes are stored already; read from the table at the first commit.
+    /// Which pointer passes are stored already: made by the first load, or from the table by the
+    /// first commit before any load or after a failed one. Loads and commits hold it while they run.
     private let passLedger = Mutex<SQLitePassLedger?>(nil)
 
     private enum StoreState { case open, failed, closed }
@@ -101,7 +102,11 @@ package final class SQLiteStore: ReceiptsStore {
     package func load() throws(StorageError) -> StoredState {
         try checkOpen()
         do {
-            return try queue.read { db in try Self.load(db) }
+            return try passLedger.withLock { ledger in
+                let state = try queue.read { db in try Self.load(db) }
+                if ledger == nil { ledger = SQLitePassLedger(loaded: state.snapshot.channels) }
+                return state
+            }
         } catch let error as StorageError {
             throw error
         } catch let error as DatabaseError {
@@ -132,9 +137,10 @@ package final class SQLiteStore: ReceiptsStore {
     private static func loadPasses(_ db: Database, into snapshot: inout ReceiptsSnapshot) throws {
         let channelIndex = Dictionary(uniqueKeysWithValues: snapshot.channels.enumerated().map { ($0.element.cid, $0.offset) })
         let table = StateTables.pointerPasses
+        let names = table.columns.map(\.name)
         let cursor = try GRDB.Row.fetchCursor(db, sql: table.select("ORDER BY seq"))
         while let row = try cursor.next() {
-            let (cid, userID, kind, pass) = try table.decode(LoadedRow(names: table.columns.map(\.name), values: [
+            let (cid, userID, kind, pass) = try table.decode(LoadedRow(names: names, values: [
                 .integer(nil), .text(row[1]), .text(row[2]), .integer(row[3]), .integer(row[4]), .integer(row[5]),
             ]))
             guard let index = channelIndex[cid], snapshot.channels[index].members[userID] != nil else {
@@ -163,9 +169,15 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             try passLedger.withLock { ledger in
-                try queue.write { db in
-                    if ledger == nil { ledger = try Self.storedPassCounts(db) }
-                    try Self.write(batch, passes: &ledger!, to: db)
+                do {
+                    try queue.write { db in
+                        if ledger == nil { ledger = try Self.storedPasses(db) }
+                        try Self.write(batch, passes: &ledger!, to: db)
+                    }
+                } catch {
+                    // The transaction rolled back; the ledger may have counted its passes.
+                    ledger = nil
+                    throw error
                 }
             }
         } catch {
@@ -175,23 +187,24 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    /// The ledger of the passes `pointer_passes` holds.
-    private static func storedPassCounts(_ db: Database) throws -> SQLitePassLedger {
-        var counts: [(cid: ChannelCID, userID: String, kind: PointerPassKind, count: Int)] = []
-        let cursor = try GRDB.Row.fetchCursor(db, sql: "SELECT cid, user_id, kind, COUNT(*) FROM pointer_passes GROUP BY cid, user_id, kind")
+    /// The ledger of the passes `pointer_passes` holds (positions only grow, so the last is the largest).
+    private static func storedPasses(_ db: Database) throws -> SQLitePassLedger {
+        var rows: [(cid: ChannelCID, userID: String, kind: PointerPassKind, stored: SQLitePassLedger.Stored)] = []
+        let cursor = try GRDB.Row.fetchCursor(db, sql: "SELECT cid, user_id, kind, COUNT(*), MAX(position) FROM pointer_passes GROUP BY cid, user_id, kind")
         while let row = try cursor.next() {
             let text: String = row[0], code: Int64 = row[2]
             guard let cid = ChannelCID(text), let kind = PointerPassKind(rawValue: code) else {
                 throw StorageError.corrupt(path: "", reason: "pointer passes of cid \(text), kind \(code)")
             }
-            counts.append((cid, row[1], kind, row[3]))
+            rows.append((cid, row[1], kind, SQLitePassLedger.Stored(count: row[3], lastPosition: row[4])))
         }
-        return SQLitePassLedger(storedCounts: counts)
+        return SQLitePassLedger(stored: rows)
     }
 
     /// Writes the batch's rows: journal entries and events, the changed state rows (a rewritten
-    /// channel's members, pointer passes and thread reads deleted and written again; a changed
-    /// member's read state updated and its new passes appended), counters and sequences.
+    /// channel's members and thread reads deleted and written again, a changed member's read state
+    /// updated; new pointer passes appended, and the passes of members who left deleted), counters and
+    /// sequences.
     private static func write(_ batch: CommitBatch, passes ledger: inout SQLitePassLedger, to db: Database) throws {
         let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
         try journal.write(batch.entries, .insert, in: db)
@@ -206,24 +219,17 @@ package final class SQLiteStore: ReceiptsStore {
             try db.execute(sql: "DELETE FROM members WHERE cid = ?", arguments: [channel.cid.description])
             let rows = channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
             try members.write(rows, .upsert, in: db)
-            try db.execute(sql: "DELETE FROM pointer_passes WHERE cid = ?", arguments: [channel.cid.description])
-            try passes.write(rows.flatMap { Self.passRows($0.member, in: channel.cid) }, .insert, in: db)
-            ledger.rewrote(channel)
+            try Self.deletePasses(of: ledger.forgetFormerMembers(of: channel), in: channel.cid, db)
+            var newPasses: [StateTables.PassRow] = []
+            for row in rows { newPasses += try Self.unstoredPasses(of: row.member, in: channel.cid, ledger: &ledger, db) }
+            try passes.write(newPasses, .insert, in: db)
             try db.execute(sql: "DELETE FROM thread_reads WHERE cid = ?", arguments: [channel.cid.description])
             try threadReads.write(ThreadReadRow.all(of: channel), .upsert, in: db)
         }
         try threadReads.write(batch.threadReads, .upsert, in: db)
         try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.sqliteMemberReadStateUpdate, in: db)
         var newPasses: [StateTables.PassRow] = []
-        for (cid, member) in batch.members {
-            switch ledger.write(of: member, in: cid) {
-            case .append(let read, let delivered):
-                newPasses += Self.passRows(member.userID, in: cid, read: read, delivered: delivered)
-            case .rewrite:
-                try db.execute(sql: "DELETE FROM pointer_passes WHERE cid = ? AND user_id = ?", arguments: [cid.description, member.userID])
-                newPasses += Self.passRows(member, in: cid)
-            }
-        }
+        for (cid, member) in batch.members { newPasses += try Self.unstoredPasses(of: member, in: cid, ledger: &ledger, db) }
         try passes.write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)
@@ -232,11 +238,30 @@ package final class SQLiteStore: ReceiptsStore {
         try sequences.write(batch.channelSequenceRows, .upsert, in: db)
     }
 
-    /// Every pass of `member`, read pointer's first.
-    private static func passRows(_ member: Member, in cid: ChannelCID) -> [StateTables.PassRow] {
-        passRows(member.userID, in: cid, read: member.read.readPasses[...], delivered: member.read.deliveredPasses[...])
+    /// The passes of `member` to append; when its stored rows are not the start of its passes, they are
+    /// deleted first and all of its passes are returned.
+    private static func unstoredPasses(of member: Member, in cid: ChannelCID, ledger: inout SQLitePassLedger,
+                                       _ db: Database) throws -> [StateTables.PassRow] {
+        switch ledger.write(of: member, in: cid) {
+        case .append(let read, let delivered):
+            return passRows(member.userID, in: cid, read: read, delivered: delivered)
+        case .rewrite:
+            try deletePasses(of: [member.userID], in: cid, db)
+            return passRows(member.userID, in: cid, read: member.read.readPasses[...], delivered: member.read.deliveredPasses[...])
+        }
     }
 
+    /// Deletes the pointer passes of `userIDs` in `cid` (through the channel's index).
+    private static func deletePasses(of userIDs: [String], in cid: ChannelCID, _ db: Database) throws {
+        for start in stride(from: 0, to: userIDs.count, by: 32) {
+            let chunk = userIDs[start..<min(start + 32, userIDs.count)]
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            try db.execute(sql: "DELETE FROM pointer_passes WHERE cid = ? AND user_id IN (\(placeholders))",
+                           arguments: StatementArguments([cid.description] + Array(chunk)))
+        }
+    }
+
+    /// Rows of `read` and `delivered` passes of `userID`, read pointer's first.
     private static func passRows(_ userID: String, in cid: ChannelCID, read: ArraySlice<PointerPass>,
                                  delivered: ArraySlice<PointerPass>) -> [StateTables.PassRow] {
         read.map { (cid, userID, .read, $0) } + delivered.map { (cid, userID, .delivered, $0) }

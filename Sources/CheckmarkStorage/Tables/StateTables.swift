@@ -124,9 +124,9 @@ enum StateTables {
 
     private static func isPassColumn(_ name: String) -> Bool { name == "read_passes" || name == "delivered_passes" }
 
-    /// SQLite's pointer passes (schema v5): one row per pass, in the order they were made (`seq`, the
-    /// row id, assigned by SQLite when written as NULL), so a confirmation appends its pass instead of
-    /// rewriting the member's whole history.
+    /// SQLite's pointer passes (schema v5): one row per pass, so a confirmation appends its pass
+    /// instead of rewriting the member's whole history. `seq` (the row id, assigned by SQLite when
+    /// written as NULL) keeps each member's passes of each kind in the order they were made.
     static let pointerPasses = TableDescription<PassRow>(
         name: "pointer_passes",
         columns: [
