@@ -12,25 +12,31 @@ extension Channel {
     /// Moves the read pointer forward to `position` (rules 1-4), raising the delivered pointer with it
     /// (rule 2). Returns nil when it is already there or past.
     mutating func advanceRead(of userID: String, to position: Int, at now: Timestamp) -> UnreadChange? {
-        guard let current = members[userID]?.read.readPosition, position > current else { return nil }
-        let lastIndex = channelMessage(before: position)
-        let lastReadMessageID = lastIndex.map { messages[$0].id }
+        // One look-up, then the read state changed where it is stored: no copy of the member.
+        guard let slot = members.index(forKey: userID) else { return nil }
+        let current = members.values[slot].read.readPosition
+        guard position > current else { return nil }
+        let lastReadMessageID = channelMessage(before: position).map { messages[$0].id }
         // last_read falls between the last read message and the first unread one, so that
         // "last_read >= created_at" tells exactly which messages are read.
         let lastRead = position == messages.count
             ? max(now, messages[position - 1].createdAt)
             : messages[position - 1].createdAt
-        let old = members[userID]!.read.unreadMessages
         // The unread count drops by what the pointer passed: O(messages passed), not O(channel).
-        let unread = old - countUnread(for: userID, in: current..<position)
-        members[userID]!.read.readPosition = position
-        members[userID]!.read.lastReadMessageID = lastReadMessageID
-        members[userID]!.read.lastRead = lastRead
-        members[userID]!.read.markedUnreadMessageID = nil
-        members[userID]!.read.unreadMessages = unread
-        members[userID]!.read.readPasses.record(position: position, at: now)
-        raiseDelivered(of: userID, to: position)
-        return UnreadChange(old: old, new: unread)
+        let passedUnread = countUnread(for: userID, in: current..<position)
+        let delivered = newestChannelMessage(before: position)
+        func advance(_ read: inout ReadState) -> UnreadChange {
+            let old = read.unreadMessages
+            read.readPosition = position
+            read.lastReadMessageID = lastReadMessageID
+            read.lastRead = lastRead
+            read.markedUnreadMessageID = nil
+            read.unreadMessages = old - passedUnread
+            read.readPasses.record(position: position, at: now)
+            Self.raiseDelivered(&read, to: position, newest: delivered)
+            return UnreadChange(old: old, new: read.unreadMessages)
+        }
+        return advance(&members.values[slot].read)
     }
 
     /// Rule 2: a read pointer passing a message raises the delivered pointer with it (no event). The
@@ -38,15 +44,26 @@ extension Channel {
     /// others may see of delivery (`last_delivered_at`, per-message receipts) must not reveal when a
     /// member whose read receipts are off read.
     mutating func raiseDelivered(of userID: String, to position: Int) {
-        guard position > members[userID]!.read.deliveredPosition else { return }
-        members[userID]!.read.deliveredPosition = position
-        guard let index = channelMessage(before: position) else { return }
-        let sent = messages[index].createdAt
-        members[userID]!.read.lastDeliveredMessageID = messages[index].id
-        members[userID]!.read.lastDeliveredAt = max(members[userID]!.read.lastDeliveredAt ?? sent, sent)
+        guard let slot = members.index(forKey: userID), position > members.values[slot].read.deliveredPosition else { return }
+        let newest = newestChannelMessage(before: position)
+        Self.raiseDelivered(&members.values[slot].read, to: position, newest: newest)
+    }
+
+    /// The id and time of the last channel message before `position`, if any.
+    private func newestChannelMessage(before position: Int) -> (id: String, createdAt: Timestamp)? {
+        channelMessage(before: position).map { (messages[$0].id, messages[$0].createdAt) }
+    }
+
+    /// ``raiseDelivered(of:to:)`` on a read state, `newest` the last channel message before `position`.
+    private static func raiseDelivered(_ read: inout ReadState, to position: Int, newest: (id: String, createdAt: Timestamp)?) {
+        guard position > read.deliveredPosition else { return }
+        read.deliveredPosition = position
+        guard let (id, sent) = newest else { return }
+        read.lastDeliveredMessageID = id
+        read.lastDeliveredAt = max(read.lastDeliveredAt ?? sent, sent)
         // Passes are strictly increasing in time: after an earlier confirmation, one microsecond later.
-        let after = members[userID]!.read.deliveredPasses.last.map { $0.at.successor } ?? sent
-        members[userID]!.read.deliveredPasses.record(position: position, at: max(after, sent))
+        let after = read.deliveredPasses.last.map { $0.at.successor } ?? sent
+        read.deliveredPasses.record(position: position, at: max(after, sent))
     }
 
     /// Sets the read pointer just before the message at `index` (mark unread). Moving it forward this

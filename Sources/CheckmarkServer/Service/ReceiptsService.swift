@@ -374,9 +374,11 @@ package final class ReceiptsService: Sendable {
     }
 
     /// Performs the sequencer's actions, in order.
-    private func carryOut(_ actions: [Sequencer.Action]) {
-        for action in actions {
-            switch action {
+    private func carryOut(_ actions: consuming [Sequencer.Action]) {
+        // Taken out of the list one by one, in order, so each action's parts are moved, not copied.
+        actions.reverse()
+        while let action = actions.popLast() {
+            switch consume action {
             case .run(let works):
                 for work in works { work() }
             case .write(let entries):

@@ -63,10 +63,7 @@ struct CommitSequencer<Entry, Event, Token, Work> {
 
     /// An applied item waiting for release. (Its entry, if any, waits in ``pendingEntries``: the
     /// write takes the entries, the release the rest.)
-    private struct Item {
-        var events: [Event]
-        var token: Token
-    }
+    private typealias Item = (events: [Event], token: Token)
 
     let mode: Mode
     /// The storage failure that stopped the service, if any.
@@ -107,7 +104,7 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     /// An admitted command was applied (`entry` nil: nothing to store, or a query's answer): it is
     /// released with the batch that makes everything applied before it durable.
     mutating func applied(entry: Entry?, events: [Event], token: Token) -> [Action] {
-        pending.append(Item(events: events, token: token))
+        pending.append((events, token))
         if let entry { pendingEntries.append(entry) }
         guard mode == .local, !committing else { return [] }
         return startBatch()
@@ -220,17 +217,19 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         return [.cycle(appendLock: appendLock)]
     }
 
-    private func release(_ items: [Item]) -> [Action] {
+    private func release(_ items: consuming [Item]) -> [Action] {
         var actions: [Action] = []
         release(items, into: &actions)
         return actions
     }
 
-    private func release(_ items: [Item], into actions: inout [Action]) {
+    /// Appends the items' replies and fan-outs in order, moving each item's parts into its actions.
+    private func release(_ items: consuming [Item], into actions: inout [Action]) {
         actions.reserveCapacity(actions.count + items.count * 2)
-        for item in items {
-            actions.append(.reply(item.token, .durable))
-            if !item.events.isEmpty { actions.append(.fanOut(item.events)) }
+        items.reverse()
+        while let (events, token) = items.popLast() {
+            actions.append(.reply(token, .durable))
+            if !events.isEmpty { actions.append(.fanOut(events)) }
         }
     }
 
