@@ -16,7 +16,7 @@ extension Channel {
         guard let slot = members.index(forKey: userID) else { return nil }
         let current = members.values[slot].read.readPosition
         guard position > current else { return nil }
-        let lastReadMessageID = channelMessage(before: position).map { messages[$0].id }
+        let newest = newestChannelMessage(before: position)
         // last_read falls between the last read message and the first unread one, so that
         // "last_read >= created_at" tells exactly which messages are read.
         let lastRead = position == messages.count
@@ -24,16 +24,15 @@ extension Channel {
             : messages[position - 1].createdAt
         // The unread count drops by what the pointer passed: O(messages passed), not O(channel).
         let passedUnread = countUnread(for: userID, in: current..<position)
-        let delivered = newestChannelMessage(before: position)
         func advance(_ read: inout ReadState) -> UnreadChange {
             let old = read.unreadMessages
             read.readPosition = position
-            read.lastReadMessageID = lastReadMessageID
+            read.lastReadMessageID = newest?.id
             read.lastRead = lastRead
             read.markedUnreadMessageID = nil
             read.unreadMessages = old - passedUnread
             read.readPasses.record(position: position, at: now)
-            Self.raiseDelivered(&read, to: position, newest: delivered)
+            Self.raiseDelivered(&read, to: position, newest: newest)
             return UnreadChange(old: old, new: read.unreadMessages)
         }
         return advance(&members.values[slot].read)
