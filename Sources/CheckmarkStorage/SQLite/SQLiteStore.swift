@@ -136,13 +136,7 @@ package final class SQLiteStore: ReceiptsStore {
     ///   reach further than the member's pass before it.
     private static func loadPasses(_ db: Database, into snapshot: inout ReceiptsSnapshot) throws {
         let channelIndex = Dictionary(uniqueKeysWithValues: snapshot.channels.enumerated().map { ($0.element.cid, $0.offset) })
-        let table = StateTables.pointerPasses
-        let names = table.columns.map(\.name)
-        let cursor = try GRDB.Row.fetchCursor(db, sql: table.select("ORDER BY seq"))
-        while let row = try cursor.next() {
-            let (cid, userID, kind, pass) = try table.decode(LoadedRow(names: names, values: [
-                .integer(nil), .text(row[1]), .text(row[2]), .integer(row[3]), .integer(row[4]), .integer(row[5]),
-            ]))
+        try SQLiteTableBinder(StateTables.pointerPasses).forEach(db, "ORDER BY seq") { cid, userID, kind, pass in
             guard let index = channelIndex[cid], snapshot.channels[index].members[userID] != nil else {
                 throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID), not a member of \(cid)")
             }
@@ -213,24 +207,24 @@ package final class SQLiteStore: ReceiptsStore {
         try users.write(batch.users, .upsert, in: db)
         try types.write(batch.channelTypes, .upsert, in: db)
         let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.sqliteMembers)
-        let threadReads = SQLiteTableBinder(StateTables.threadReads), passes = SQLiteTableBinder(StateTables.pointerPasses)
+        let threadReads = SQLiteTableBinder(StateTables.threadReads)
+        // Rows of members whose stored passes are not the start of theirs are deleted as found; every
+        // new pass is inserted once, at the end.
+        var newPasses: [StateTables.PassRow] = []
         for channel in batch.channels {
             try channels.write([channel], .upsert, in: db)
             try db.execute(sql: "DELETE FROM members WHERE cid = ?", arguments: [channel.cid.description])
             let rows = channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
             try members.write(rows, .upsert, in: db)
             try Self.deletePasses(of: ledger.forgetFormerMembers(of: channel), in: channel.cid, db)
-            var newPasses: [StateTables.PassRow] = []
             for row in rows { newPasses += try Self.unstoredPasses(of: row.member, in: channel.cid, ledger: &ledger, db) }
-            try passes.write(newPasses, .insert, in: db)
             try db.execute(sql: "DELETE FROM thread_reads WHERE cid = ?", arguments: [channel.cid.description])
             try threadReads.write(ThreadReadRow.all(of: channel), .upsert, in: db)
         }
         try threadReads.write(batch.threadReads, .upsert, in: db)
         try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.sqliteMemberReadStateUpdate, in: db)
-        var newPasses: [StateTables.PassRow] = []
         for (cid, member) in batch.members { newPasses += try Self.unstoredPasses(of: member, in: cid, ledger: &ledger, db) }
-        try passes.write(newPasses, .insert, in: db)
+        try SQLiteTableBinder(StateTables.pointerPasses).write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)
         let counters = SQLiteTableBinder(StateTables.counters), sequences = SQLiteTableBinder(StateTables.channelSequences)

@@ -77,9 +77,16 @@ struct SQLiteTableBinder<Row> {
 
     /// The table's rows that `clauses` (`WHERE …`, `ORDER BY …`, with `arguments`) select; all when nil.
     func load(_ db: Database, _ clauses: String? = nil, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        var rows: [Row] = []
+        try forEach(db, clauses, arguments: arguments) { rows.append($0) }
+        return rows
+    }
+
+    /// Hands `body` the rows ``load(_:_:arguments:)`` would return, one at a time, without holding them all.
+    func forEach(_ db: Database, _ clauses: String? = nil, arguments: StatementArguments = StatementArguments(),
+                 _ body: (Row) throws -> Void) throws {
         let names = table.columns.map(\.name)
         let types = table.columns.map(\.type)
-        var rows: [Row] = []
         let cursor = try GRDB.Row.fetchCursor(db, sql: table.select(clauses), arguments: arguments)
         while let row = try cursor.next() {
             var values: [ColumnValue] = []
@@ -94,8 +101,7 @@ struct SQLiteTableBinder<Row> {
                 }
                 values.append(value)
             }
-            rows.append(try table.decode(LoadedRow(names: names, values: values)))
+            try body(try table.decode(LoadedRow(names: names, values: values)))
         }
-        return rows
     }
 }
