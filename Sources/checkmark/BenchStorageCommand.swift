@@ -61,6 +61,10 @@ struct BenchStorageCommand: AsyncParsableCommand {
             if let benchSchema { try await Self.drop(benchSchema) }
             print(String(format: "%-10@ %7d  %15.0f  %7.2f  %7.2f  %8.2f  %8d  %10.1f", "reads" as NSString, level, result.rate,
                          result.p50, result.p99, result.p999, result.batches, result.meanBatch))
+            if let sqlite = stores.first as? SQLiteStore {
+                let checkpoints = sqlite.checkpoints
+                print("           write-ahead log checkpoints: \(checkpoints.background) in the background, \(checkpoints.atLimit) by commits at max_wal_pages")
+            }
         }
     }
 

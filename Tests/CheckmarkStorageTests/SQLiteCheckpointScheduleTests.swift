@@ -45,6 +45,22 @@ struct SQLiteCheckpointScheduleTests {
         ])
     }
 
+    /// Regression: a log restarted by a commit of more pages than the threshold was not seen as
+    /// restarted, so no background checkpoint started again until the log reached the limit, and
+    /// then every cycle's commit at the limit checkpointed the whole log itself (`bench-storage
+    /// --clients 10000`: commits of ~2,200 pages, 3 background checkpoints and 14 at the limit).
+    @Test func aLogRestartedByACommitLargerThanTheThresholdStartsTheCountAgain() {
+        Self.run([
+            (250, false, .startBackground),
+            (500, false, .startBackground),
+            (750, false, .startBackground),
+            (1000, false, .checkpointInCommit),
+            (250, false, .startBackground),
+            (400, true, .none),
+            (550, false, .startBackground),
+        ])
+    }
+
     @Test func atTheLimitTheCommitCheckpointsWhateverRuns() {
         Self.run([
             (100, false, .startBackground),
