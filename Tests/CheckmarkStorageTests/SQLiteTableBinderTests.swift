@@ -4,9 +4,9 @@ import Foundation
 import GRDB
 import Testing
 
-/// The SQLite binder writes rows through statements of up to ``SQLiteTableBinder/rowsPerStatement``
-/// rows each, binding values straight into them: every row count comes back whole and in order,
-/// later rows replace earlier ones with the same key, and empty texts and blobs stay empty (never NULL).
+/// The SQLite binder writes rows through prepared statements, binding values straight into them:
+/// every row count comes back whole and in order, later rows replace earlier ones with the same key,
+/// and empty texts and blobs stay empty (never NULL).
 @Suite("SQLite table binder")
 struct SQLiteTableBinderTests {
     /// A migrated database in a fresh directory.
@@ -30,7 +30,7 @@ struct SQLiteTableBinderTests {
         #expect(loaded.map(\.value) == rows.map(\.value))
     }
 
-    @Test func aLaterRowWithTheSameKeyReplacesAnEarlierOneInOneStatement() throws {
+    @Test func aLaterRowWithTheSameKeyReplacesAnEarlierOneInOneWrite() throws {
         let (queue, directory) = try Self.database()
         defer { directory.remove() }
         let binder = SQLiteTableBinder(StateTables.counters)

@@ -17,43 +17,31 @@ struct SQLiteTableBinder<Row> {
         case upsert = "INSERT OR REPLACE"
     }
 
-    /// Rows per statement in ``write(_:_:in:)``: one multi-row `VALUES` list steps once for them all.
-    /// (The widest table, `members`, makes 13 × 32 = 416 parameters: far below SQLite's limit.)
-    static var rowsPerStatement: Int { 32 }
-
-    /// The statement that writes `rows` whole rows with `verb`.
-    func sql(_ verb: Verb, rows: Int) -> String {
+    /// The statement that writes one whole row with `verb`.
+    func sql(_ verb: Verb) -> String {
         let tuple = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
-        return "\(verb.rawValue) INTO \(table.name) (\(table.columnList)) VALUES " + Array(repeating: tuple, count: rows).joined(separator: ", ")
+        return "\(verb.rawValue) INTO \(table.name) (\(table.columnList)) VALUES " + tuple
     }
 
-    /// Writes `rows` with `verb`, in order, up to ``rowsPerStatement`` rows per statement (statements
-    /// prepared once per connection and row count, then reused). A later row with the key of an
-    /// earlier one replaces it (upsert) or fails (insert), as row-by-row statements would.
+    /// Writes `rows` with `verb`, in order, one row per step of a statement prepared once per
+    /// connection. A later row with the key of an earlier one replaces it (upsert) or fails (insert).
+    ///
+    /// One row per statement, not a multi-row `VALUES` list: SQLite gives a statement that writes
+    /// several rows and may fail part-way (a key conflict) a statement journal, a copy of every page
+    /// it changes in a temporary file, written so that it can undo that statement alone. With 32 rows
+    /// per statement, those copies were 8,000 of the writer's 11,000 `pwrite` calls a second
+    /// (`bench-storage --clients 10000`; BENCHMARKS.md).
     func write(_ rows: some Collection<Row>, _ verb: Verb, in db: Database) throws {
+        guard !rows.isEmpty else { return }
         let values = table.columns.map(\.value)
-        var remaining = rows.count
-        var iterator = rows.makeIterator()
-        var full: SQLiteBoundStatement?
-        while remaining > 0 {
-            let count = min(Self.rowsPerStatement, remaining)
-            let statement: SQLiteBoundStatement
-            if count == Self.rowsPerStatement {
-                if full == nil { full = try SQLiteBoundStatement(db, sql: sql(verb, rows: count)) }
-                statement = full!
-            } else {
-                statement = try SQLiteBoundStatement(db, sql: sql(verb, rows: count))
-            }
+        let statement = try SQLiteBoundStatement(db, sql: sql(verb))
+        for row in rows {
             var index: Int32 = 1
-            for _ in 0..<count {
-                guard let row = iterator.next() else { preconditionFailure("a collection with fewer rows than its count") }
-                for value in values {
-                    try statement.bind(value(row), at: index)
-                    index += 1
-                }
+            for value in values {
+                try statement.bind(value(row), at: index)
+                index += 1
             }
             try statement.execute()
-            remaining -= count
         }
     }
 
