@@ -4,8 +4,8 @@
 /// A background checkpoint starts at ``SQLiteCheckpointPolicy/backgroundPages`` and then once per
 /// that many more pages, not after every commit: commits made while a checkpoint runs keep the log
 /// from restarting, and without the step every later commit would start another checkpoint and its
-/// fsync. The log restarting from its beginning (a commit leaving it smaller than the one before)
-/// starts the count again, however large the commit that restarted it. At
+/// fsync. The log restarting from its beginning (a commit leaving it no larger than the one before:
+/// every commit adds pages) starts the count again, however large the commit that restarted it. At
 /// ``SQLiteCheckpointPolicy/limitPages`` the committing connection checkpoints itself.
 package struct SQLiteCheckpointSchedule: Sendable {
     package enum Decision: Equatable, Sendable { case none, startBackground, checkpointInCommit }
