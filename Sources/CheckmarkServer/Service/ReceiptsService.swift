@@ -68,6 +68,8 @@ package final class ReceiptsService: Sendable {
         var connections: [OpenConnection] = []
         /// Channel states' lists kept encoded for the next watch or query of the same channel.
         var fragments: ChannelStateFragments
+        /// Users as recent events wrote them, for the next event of the same user.
+        var userJSON = UserJSONCache()
         let tracer: CommandTracer
         var drained: [EventLoopPromise<Void>] = []
 
@@ -327,7 +329,7 @@ package final class ReceiptsService: Sendable {
                 channelSeq = next
             }
             shared.append((event, SharedEvent(
-                type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq), cid: event.cid, channelSeq: channelSeq)))
+                type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq, users: &state.userJSON), cid: event.cid, channelSeq: channelSeq)))
         }
         return shared
     }

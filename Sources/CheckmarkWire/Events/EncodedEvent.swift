@@ -20,7 +20,13 @@ public struct EncodedEvent: Sendable, Hashable {
     }
 
     /// The JSON shared by all recipients, closed without counts: what the journal and traces keep.
-    public var stored: [UInt8] { json(for: nil) }
+    public var stored: [UInt8] {
+        var json: [UInt8] = []
+        json.reserveCapacity(prefix.count + 1)
+        json.append(contentsOf: prefix)
+        appendSuffix(for: nil, to: &json)
+        return json
+    }
 
     /// The bytes after ``prefix`` for one recipient: its counts (if carried) and the closing brace.
     public func suffix(for counts: UnreadCounts?) -> [UInt8] {

@@ -199,6 +199,16 @@ public enum StreamJSON {
     /// Encodes an event once for all its recipients. `channelSeq`, the event's place in its channel's
     /// journal, goes out as `channel_seq`: what a client passes back to resume the channel.
     public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil) -> EncodedEvent {
+        encode(event, channelSeq: channelSeq) { user, writer in write(user: user, into: &writer) }
+    }
+
+    /// ``encode(_:channelSeq:)``, taking the event's users from `users` when they were written before
+    /// (byte for byte the same JSON).
+    public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil, users: inout UserJSONCache) -> EncodedEvent {
+        encode(event, channelSeq: channelSeq) { user, writer in writer.raw(users.json(for: user)) }
+    }
+
+    private static func encode(_ event: ReceiptsEvent, channelSeq: Int64?, writeUser: (User, inout JSONWriter) -> Void) -> EncodedEvent {
         var writer = JSONWriter(capacity: 1024)
         writer.beginObject()
         writer.field("type", event.type)
@@ -218,20 +228,20 @@ public enum StreamJSON {
             writer.key("message")
             write(message: message, sender: sender, into: &writer)
             writer.key("user")
-            write(user: sender, into: &writer)
+            writeUser(sender, &writer)
             writer.field("watcher_count", watcherCount)
         case .notificationMessageNew(let message, let sender, let channel):
             writer.field("message_id", message.id)
             writer.key("message")
             write(message: message, sender: sender, into: &writer)
             writer.key("user")
-            write(user: sender, into: &writer)
+            writeUser(sender, &writer)
             writer.key("channel")
             write(channel: channel, into: &writer)
             writer.field("watcher_count", 0)
         case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
-            write(user: user, into: &writer)
+            writeUser(user, &writer)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
             if let thread {
                 writer.key("thread")
@@ -239,17 +249,17 @@ public enum StreamJSON {
             }
         case .messageDelivered(let user, let messageID, let at):
             writer.key("user")
-            write(user: user, into: &writer)
+            writeUser(user, &writer)
             writer.field("last_delivered_message_id", messageID)
             writer.field("last_delivered_at", at)
         case .notificationMarkRead(let user, let lastReadMessageID, let threadID):
             writer.key("user")
-            write(user: user, into: &writer)
+            writeUser(user, &writer)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
             writer.fieldIfPresent("thread_id", threadID)
         case .notificationMarkUnread(let user, let firstUnread, let lastReadMessageID, let lastReadAt, let unread):
             writer.key("user")
-            write(user: user, into: &writer)
+            writeUser(user, &writer)
             writer.field("first_unread_message_id", firstUnread)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
             writer.field("last_read_at", lastReadAt)

@@ -1,0 +1,57 @@
+import CheckmarkCore
+import CheckmarkWire
+import Testing
+
+/// Users in events written from the cache: byte for byte what writing them afresh gives, whatever
+/// changed about the user and whichever users share a slot.
+@Suite("User JSON cache")
+struct UserJSONCacheTests {
+    static func fresh(_ user: User) -> String {
+        var writer = JSONWriter()
+        StreamJSON.write(user: user, into: &writer)
+        return text(writer.bytes)
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    static func event(_ user: User) -> ReceiptsEvent {
+        ReceiptsEvent(payload: .notificationMarkRead(user: user, lastReadMessageID: "m1"), cid: ChannelCID(type: "messaging", id: "general"),
+                      createdAt: Timestamp(rawValue: 1_763_000_000_000_000), recipients: [])
+    }
+
+    @Test func anEventEncodedWithTheCacheIsTheEventEncodedWithout() {
+        var cache = UserJSONCache()
+        let user = User(id: "b", name: "B", custom: [("team", .string("blue"))], createdAt: Timestamp(rawValue: 5))
+        for _ in 0..<2 {
+            #expect(StreamJSON.encode(Self.event(user), channelSeq: 3, users: &cache) == StreamJSON.encode(Self.event(user), channelSeq: 3))
+        }
+    }
+
+    @Test func aUserChangedInAnyFieldIsWrittenAfresh() {
+        var cache = UserJSONCache()
+        let user = User(id: "b", name: "B", createdAt: Timestamp(rawValue: 5))
+        _ = cache.json(for: user)
+        var renamed = user
+        renamed.name = "Bea"
+        var customized = user
+        customized.custom = [("team", .string("blue"))]
+        var private_ = user
+        private_.privacy.readReceipts = false
+        var updated = user
+        updated.updatedAt = Timestamp(rawValue: 9)
+        for changed in [renamed, customized, private_, updated] {
+            #expect(Self.text(cache.json(for: changed)) == Self.fresh(changed))
+            #expect(Self.text(cache.json(for: user)) == Self.fresh(user))
+        }
+    }
+
+    @Test func moreUsersThanSlotsEachGetTheirOwnJSON() {
+        // More users than slots: some share a slot and replace each other.
+        var cache = UserJSONCache()
+        let users = (0..<(UserJSONCache.capacity + 1000)).map { User(id: "u\($0)", createdAt: Timestamp(rawValue: Int64($0))) }
+        for user in users { _ = cache.json(for: user) }
+        for user in users.reversed() {
+            #expect(Self.text(cache.json(for: user)) == Self.fresh(user))
+        }
+    }
+}
