@@ -5,10 +5,10 @@ import GRDBSQLite
 /// One of the write path's prepared statements (from GRDB's statement cache, so it is prepared once
 /// per connection and reused by every batch), bound and stepped through SQLite's C interface: each
 /// ``ColumnValue`` goes straight into its parameter, with no argument arrays or boxed values in
-/// between. Text and blobs are copied by SQLite when bound (`SQLITE_TRANSIENT`).
+/// between, and text and blobs read in place by SQLite rather than copied.
 ///
 /// Contract: used only inside a write transaction on the database's own queue, for statements that
-/// return no rows (INSERT, UPDATE). ``execute()`` steps the statement to completion and leaves it
+/// return no rows (INSERT, UPDATE). ``execute(parameters:_:)`` steps the statement to completion and leaves it
 /// reset with its bindings cleared, so the cached statement is clean for its next user; a failed
 /// step throws a `DatabaseError` with SQLite's code and message (the transaction is then rolled
 /// back by whoever opened it).
@@ -21,44 +21,74 @@ struct SQLiteBoundStatement {
         handle = statement.sqliteStatement
     }
 
-    /// SQLite copies the bytes before the bind call returns.
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    /// Binds parameters 1 through `count` to `value(0)` through `value(count - 1)` and runs the
+    /// statement to completion. NULL for nil; booleans as 0/1, as the schema stores them; an
+    /// empty text or blob stays an empty value (never NULL). Text and blobs are bound in place, not
+    /// copied (`SQLITE_STATIC`): each is bound inside the scope of its bytes, and the statement is
+    /// stepped, reset and cleared inside all of them. A failed bind throws with the statement reset
+    /// and its bindings cleared.
+    func execute(parameters count: Int, _ value: (Int) -> ColumnValue) throws {
+        do {
+            try bind(from: 0, count, value)
+        } catch {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+            throw error
+        }
+    }
 
-    /// Binds `value` to parameter `index` (1-based). NULL for nil; booleans as 0/1, as the schema
-    /// stores them; an empty text or blob stays an empty value (never NULL).
-    func bind(_ value: ColumnValue, at index: Int32) throws {
-        let code: Int32
-        switch value {
+    /// Binds parameter `offset + 1`, then the rest inside its bytes' scope, then steps: the recursion
+    /// keeps every buffer SQLite was given alive until the statement has run.
+    private func bind(from offset: Int, _ count: Int, _ value: (Int) -> ColumnValue) throws {
+        guard offset < count else { return try execute() }
+        let index = Int32(offset + 1)
+        func rest() throws { try bind(from: offset + 1, count, value) }
+        switch value(offset) {
         case .text(let text?):
             var text = text
-            code = text.withUTF8 { bindText($0, at: index) }
+            try text.withUTF8 { bytes in
+                try check(bindText(bytes, at: index))
+                try rest()
+            }
         case .textBytes(let bytes):
-            code = bytes.withUnsafeBufferPointer { bindText($0, at: index) }
-        case .integer(let integer?):
-            code = sqlite3_bind_int64(handle, index, integer)
-        case .boolean(let flag?):
-            code = sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+            try bytes.withUnsafeBufferPointer { bytes in
+                try check(bindText(bytes, at: index))
+                try rest()
+            }
         case .blob(let data?):
-            code = data.isEmpty
-                ? sqlite3_bind_zeroblob(handle, index, 0)
-                : data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+            try data.withUnsafeBytes { bytes in
+                try check(bytes.isEmpty
+                    ? sqlite3_bind_zeroblob(handle, index, 0)
+                    : sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), nil))
+                try rest()
+            }
+        case .integer(let integer?):
+            try check(sqlite3_bind_int64(handle, index, integer))
+            try rest()
+        case .boolean(let flag?):
+            try check(sqlite3_bind_int64(handle, index, flag ? 1 : 0))
+            try rest()
         case .text(nil), .integer(nil), .boolean(nil), .blob(nil):
-            code = sqlite3_bind_null(handle, index)
+            try check(sqlite3_bind_null(handle, index))
+            try rest()
         }
+    }
+
+    /// Binds UTF-8 `bytes` as text, in place; empty bytes as an empty text, never NULL.
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
+        // An empty string or array may have no storage, and a nil pointer would bind NULL.
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(handle, index, $0, Int32(bytes.count), nil)
+        }
+    }
+
+    private func check(_ code: Int32) throws {
         guard code == SQLITE_OK else { throw failure(code) }
     }
 
-    /// Binds UTF-8 `bytes` as text; empty bytes as an empty text, never NULL.
-    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
-        // An empty string or array may have no storage, and a nil pointer would bind NULL.
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
-        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-            sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
-        }
-    }
-
     /// Runs the statement with the values bound, then resets it and clears its bindings.
-    func execute() throws {
+    private func execute() throws {
         let code = sqlite3_step(handle)
         let error = code == SQLITE_DONE ? nil : failure(code)
         sqlite3_reset(handle)

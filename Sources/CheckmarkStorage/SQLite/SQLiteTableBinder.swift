@@ -36,12 +36,7 @@ struct SQLiteTableBinder<Row> {
         let values = table.columns.map(\.value)
         let statement = try SQLiteBoundStatement(db, sql: sql(verb))
         for row in rows {
-            var index: Int32 = 1
-            for value in values {
-                try statement.bind(value(row), at: index)
-                index += 1
-            }
-            try statement.execute()
+            try statement.execute(parameters: values.count) { values[$0](row) }
         }
     }
 
@@ -58,8 +53,7 @@ struct SQLiteTableBinder<Row> {
                     WHERE \(keys.map { "\($0.name) = ?" }.joined(separator: " AND "))
                     """)
             }
-            for (offset, value) in bound.enumerated() { try statement!.bind(value(row), at: Int32(offset + 1)) }
-            try statement!.execute()
+            try statement!.execute(parameters: bound.count) { bound[$0](row) }
         }
     }
 
