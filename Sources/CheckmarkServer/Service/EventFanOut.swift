@@ -24,11 +24,12 @@ struct EventFanOut: Sendable {
         var shares: [[Share]] = []
         // Per loop, the index in `events` of its last share.
         var lastEventOfLoop: [Int] = []
-        for (index, (event, shared)) in events.enumerated() {
-            count(event, shared)
+        // Read in place: copying each event out of the list cost a retain and release of each of its parts.
+        for index in events.indices {
+            count(events[index].0, events[index].1)
             var lastIndex = -1
             var lastLoop: ObjectIdentifier?
-            for recipient in event.recipients {
+            for recipient in events[index].0.recipients {
                 guard let slot = OpenConnection.index(of: recipient.connection, in: connections),
                       let sink = connections[slot].sink, let loop = connections[slot].loop else { continue }
                 if loop != lastLoop {
@@ -46,8 +47,8 @@ struct EventFanOut: Sendable {
                     if lastEventOfLoop[lastIndex] != index {
                         lastEventOfLoop[lastIndex] = index
                         var targets: [FanOutFrames.Target] = []
-                        targets.reserveCapacity(event.recipients.count)
-                        shares[lastIndex].append((shared, targets))
+                        targets.reserveCapacity(events[index].0.recipients.count)
+                        shares[lastIndex].append((events[index].1, targets))
                     }
                 }
                 shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts, connections[slot].windowBits))
