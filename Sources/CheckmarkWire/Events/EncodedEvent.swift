@@ -2,30 +2,25 @@ import CheckmarkCore
 /// An event's JSON, built once for all its recipients. When the event type carries per-recipient
 /// counts, only the short ``suffix(for:)`` differs per recipient; everything else is ``prefix``.
 public struct EncodedEvent: Sendable, Hashable {
-    /// The JSON object up to (not including) its closing brace.
-    public var prefix: [UInt8]
+    /// The JSON shared by all recipients, closed without counts: what the journal and traces keep.
+    public private(set) var stored: [UInt8]
     /// Whether recipients' counts are appended.
     public var carriesCounts: Bool
 
-    public init(prefix: [UInt8], carriesCounts: Bool) {
-        self.prefix = prefix
+    /// An event from its stored form (as the encoder makes it, and as the journal and traces keep it),
+    /// to be completed per recipient.
+    public init(stored json: [UInt8], type: String) {
+        self.init(stored: json, carriesCounts: ReceiptsEventPayload.carriesCounts(type: type))
+    }
+
+    init(stored json: [UInt8], carriesCounts: Bool) {
+        stored = json
         self.carriesCounts = carriesCounts
     }
 
-    /// The event back from its stored form (``stored``, as the journal and traces keep it), to be
-    /// completed per recipient again.
-    public init(stored json: [UInt8], type: String) {
-        self.init(prefix: json.last == UInt8(ascii: "}") ? Array(json.dropLast()) : json,
-                  carriesCounts: ReceiptsEventPayload.carriesCounts(type: type))
-    }
-
-    /// The JSON shared by all recipients, closed without counts: what the journal and traces keep.
-    public var stored: [UInt8] {
-        var json: [UInt8] = []
-        json.reserveCapacity(prefix.count + 1)
-        json.append(contentsOf: prefix)
-        appendSuffix(for: nil, to: &json)
-        return json
+    /// The JSON object up to (not including) its closing brace: a view of ``stored``, not a copy.
+    public var prefix: ArraySlice<UInt8> {
+        stored.last == UInt8(ascii: "}") ? stored.dropLast() : stored[...]
     }
 
     /// The bytes after ``prefix`` for one recipient: its counts (if carried) and the closing brace.
@@ -63,6 +58,11 @@ public struct EncodedEvent: Sendable, Hashable {
 
     /// The whole JSON for one recipient.
     public func json(for counts: UnreadCounts?) -> [UInt8] {
-        prefix + suffix(for: counts)
+        guard carriesCounts, counts != nil else { return stored }
+        var json: [UInt8] = []
+        json.reserveCapacity(stored.count + Self.maxSuffixSize)
+        json.append(contentsOf: prefix)
+        appendSuffix(for: counts, to: &json)
+        return json
     }
 }

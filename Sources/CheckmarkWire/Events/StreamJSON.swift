@@ -265,7 +265,8 @@ public enum StreamJSON {
             writer.field("last_read_at", lastReadAt)
             writer.field("unread_messages", unread)
         }
-        // The object stays open: each recipient's counts and the closing brace follow.
-        return EncodedEvent(prefix: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type))
+        // Closed without counts: recipients' counts, where carried, go before the closing brace.
+        writer.endObject()
+        return EncodedEvent(stored: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type))
     }
 }
