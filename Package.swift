@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CLibcrypto", providers: [.apt(["libssl-dev"])]),
         // The commit a release binary was built from (scripts/release.sh defines it).
         .target(name: "CCheckmarkBuild"),
+        // SQLite's process-wide settings, whose C function Swift cannot call (libsqlite3-dev).
+        .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Pure cores: no I/O, no clocks, no randomness of their own.
         .target(
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "CheckmarkStorage",
             dependencies: [
-                "CheckmarkCore",
+                "CheckmarkCore", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

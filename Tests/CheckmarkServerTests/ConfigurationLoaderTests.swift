@@ -66,6 +66,12 @@ struct ConfigurationLoaderTests {
         #expect(set.sqliteCheckpoints == SQLiteCheckpointPolicy(backgroundPages: 200, limitPages: 4000))
     }
 
+    @Test func sqliteCacheTakesASize() throws {
+        #expect(ServerConfiguration().sqliteCacheBytes == 16 << 20)
+        let sized = try ConfigurationLoader.load(file: nil, environment: ["CHECKMARK_SQLITE_CACHE": "64MiB"], flags: [:])
+        #expect(sized.sqliteCacheBytes == 64 << 20)
+    }
+
     @Test func nonPositiveLimitsFailValidation() throws {
         var configuration = ServerConfiguration()
         configuration.maxRequestBodyBytes = 0
@@ -79,6 +85,7 @@ struct ConfigurationLoaderTests {
         ([:], ["channel_state_cache": "-1"], "flag --channel-state-cache: channel_state_cache must not be negative, not -1"),
         ([:], ["wal_checkpoint_pages": "0"], "flag --wal-checkpoint-pages: wal_checkpoint_pages must be positive, not 0"),
         ([:], ["max_wal_pages": "500"], "flag --max-wal-pages: max_wal_pages must be at least wal_checkpoint_pages (1000), not 500"),
+        ([:], ["sqlite_cache": "0"], "flag --sqlite-cache: sqlite_cache must be positive, not 0"),
         (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {

@@ -44,6 +44,7 @@ package enum ConfigurationLoader {
         ("channel_state_cache", "bytes of channel members, read states and messages kept encoded between watches, 0 keeps none (default 16777216)"),
         ("wal_checkpoint_pages", "pages of the embedded database's write-ahead log at which a background checkpoint starts (default 1000)"),
         ("max_wal_pages", "pages of the write-ahead log at which a commit checkpoints before it returns, if background checkpoints fell behind (default 16000)"),
+        ("sqlite_cache", "bytes of the embedded database's page cache; a commit that changes more pages writes some to the log before it commits (default 16777216)"),
         ("json_max_depth", "deepest nesting of a JSON request body or WebSocket message, 400 / 1009 past it (default 64)"),
         ("json_max_keys", "most keys in one JSON object of a request or message, 400 / 1009 past it (default 1000)"),
         ("json_max_string", "longest JSON string in a request or message, in bytes, 400 / 1009 past it (default 65536)"),
@@ -64,7 +65,7 @@ package enum ConfigurationLoader {
         "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
         "max_pipelined_bytes": .bytes, "accept_backoff": .milliseconds, "token_clock_skew": .seconds, "refusal_log_lines_per_second": .count,
         "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes, "channel_state_cache": .bytes,
-        "wal_checkpoint_pages": .count, "max_wal_pages": .count,
+        "wal_checkpoint_pages": .count, "max_wal_pages": .count, "sqlite_cache": .bytes,
         "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
         "idle_timeout": .seconds, "journal_max_age": .seconds, "journal_max_events_per_channel": .count,
         "shutdown_timeout": .seconds,
@@ -250,6 +251,7 @@ package enum ConfigurationLoader {
         case "channel_state_cache": c.channelStateCacheBytes = try int()
         case "wal_checkpoint_pages": c.sqliteCheckpoints.backgroundPages = try int()
         case "max_wal_pages": c.sqliteCheckpoints.limitPages = try int()
+        case "sqlite_cache": c.sqliteCacheBytes = try int()
         case "request_timeout": c.requestTimeoutSeconds = try int()
         case "max_pending_connections": c.maxPendingConnections = try int()
         case "max_pipelined_bytes": c.maxPipelinedBytes = try int()
@@ -313,6 +315,7 @@ extension ConfigurationLoader {
         case "channel_state_cache": "\(c.channelStateCacheBytes)"
         case "wal_checkpoint_pages": "\(c.sqliteCheckpoints.backgroundPages)"
         case "max_wal_pages": "\(c.sqliteCheckpoints.limitPages)"
+        case "sqlite_cache": "\(c.sqliteCacheBytes)"
         case "json_max_depth": "\(c.gateway.json.maxDepth)"
         case "json_max_keys": "\(c.gateway.json.maxKeysPerObject)"
         case "json_max_string": "\(c.gateway.json.maxStringBytes)"

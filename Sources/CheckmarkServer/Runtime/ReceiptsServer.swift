@@ -124,7 +124,7 @@ package final class ReceiptsServer: Sendable {
     private static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any ReceiptsStore {
         guard let url = configuration.postgresURL else {
             return try SQLiteStore(directory: try DataDirectory(path: configuration.dataDirectory),
-                                   checkpoints: configuration.sqliteCheckpoints, logger: logger)
+                                   checkpoints: configuration.sqliteCheckpoints, cacheBytes: configuration.sqliteCacheBytes, logger: logger)
         }
         let location = try PostgresLocation(url: url)
         return try await NIOThreadPool.singleton.runIfActive { try PostgresStore(location: location, logger: logger) }

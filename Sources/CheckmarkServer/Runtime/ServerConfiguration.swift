@@ -56,6 +56,8 @@ package struct ServerConfiguration: Sendable {
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
     /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
     package var sqliteCheckpoints = SQLiteCheckpointPolicy()
+    /// Bytes of the embedded database's page cache (`sqlite_cache`).
+    package var sqliteCacheBytes = SQLiteStore.defaultCacheBytes
     package var keepaliveSeconds = 30
     package var idleTimeoutSeconds = 120
     package var compression = true
@@ -111,7 +113,7 @@ package struct ServerConfiguration: Sendable {
             ("max_pipelined_bytes", maxPipelinedBytes), ("accept_backoff", acceptBackoffMilliseconds),
             ("refusal_log_lines_per_second", refusalLogLinesPerSecond),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
-            ("shutdown_timeout", shutdownTimeoutSeconds),
+            ("shutdown_timeout", shutdownTimeoutSeconds), ("sqlite_cache", sqliteCacheBytes),
         ] where value <= 0 {
             problems.append((key, "\(key) must be positive, not \(value)"))
         }
