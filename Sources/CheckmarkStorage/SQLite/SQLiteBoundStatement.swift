@@ -76,12 +76,16 @@ struct SQLiteBoundStatement {
 
     /// Binds UTF-8 `bytes` as text, in place; empty bytes as an empty text, never NULL.
     private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
-        // An empty string or array may have no storage, and a nil pointer would bind NULL.
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+        // An empty string or array may have no storage, and a nil pointer would bind NULL. The empty
+        // text is copied (SQLITE_TRANSIENT): the literal's pointer is only sure to live for the call.
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
         return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
             sqlite3_bind_text(handle, index, $0, Int32(bytes.count), nil)
         }
     }
+
+    /// SQLite copies the bytes before the bind call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     private func check(_ code: Int32) throws {
         guard code == SQLITE_OK else { throw failure(code) }
