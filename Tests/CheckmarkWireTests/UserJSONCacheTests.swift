@@ -45,6 +45,28 @@ struct UserJSONCacheTests {
         }
     }
 
+    @Test func aUserRespelledInAnEquivalentUnicodeFormIsWrittenAfresh() {
+        // Equal as Swift strings, different bytes on the wire.
+        var cache = UserJSONCache()
+        let composed = User(id: "b", name: "Ren\u{E9}", createdAt: Timestamp(rawValue: 5))
+        var decomposed = composed
+        decomposed.name = "Rene\u{301}"
+        #expect(composed == decomposed)
+        _ = cache.json(for: composed)
+        // Bytes, not strings: String's == would call the two spellings equal too.
+        #expect(cache.json(for: decomposed) == Array(Self.fresh(decomposed).utf8))
+        #expect(cache.json(for: decomposed) != Array(Self.fresh(composed).utf8))
+    }
+
+    @Test func aUserLargerThanTheLimitIsWrittenButNotKept() {
+        var cache = UserJSONCache()
+        let large = User(id: "big", name: String(repeating: "n", count: UserJSONCache.maxUserBytes), createdAt: Timestamp(rawValue: 5))
+        #expect(Self.text(cache.json(for: large)) == Self.fresh(large))
+        #expect(cache.keptUsers == 0)
+        _ = cache.json(for: User(id: "small", createdAt: Timestamp(rawValue: 5)))
+        #expect(cache.keptUsers == 1)
+    }
+
     @Test func moreUsersThanSlotsEachGetTheirOwnJSON() {
         // More users than slots: some share a slot and replace each other.
         var cache = UserJSONCache()
