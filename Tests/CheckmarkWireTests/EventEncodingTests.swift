@@ -35,6 +35,12 @@ struct EventEncodingTests {
         #expect(Self.text(mark.json(for: counts)).hasSuffix(#""unread_count":3,"total_unread_count":3,"unread_channels":1,"unread_threads":0}"#))
     }
 
+    @Test func storedJSONWithoutItsClosingBraceIsClosedTheSameWayForEveryRecipient() {
+        let open = EncodedEvent(stored: Array(#"{"type":"message.read""#.utf8), type: "message.read")
+        #expect(Self.text(open.json(for: nil)) == #"{"type":"message.read"}"#)
+        #expect(open.json(for: nil) == Array(open.prefix) + open.suffix(for: nil))
+    }
+
     @Test func countsVaryOnlyInTheSuffix() throws {
         var s = Scenario()
         try s.users("a", "b")

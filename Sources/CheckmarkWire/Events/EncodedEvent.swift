@@ -58,7 +58,8 @@ public struct EncodedEvent: Sendable, Hashable {
 
     /// The whole JSON for one recipient.
     public func json(for counts: UnreadCounts?) -> [UInt8] {
-        guard carriesCounts, counts != nil else { return stored }
+        // Closed as stored and nothing to add: the stored bytes themselves.
+        if !carriesCounts || counts == nil, stored.last == UInt8(ascii: "}") { return stored }
         var json: [UInt8] = []
         json.reserveCapacity(stored.count + Self.maxSuffixSize)
         json.append(contentsOf: prefix)
