@@ -85,7 +85,8 @@ struct ConfigurationLoaderTests {
         ([:], ["channel_state_cache": "-1"], "flag --channel-state-cache: channel_state_cache must not be negative, not -1"),
         ([:], ["wal_checkpoint_pages": "0"], "flag --wal-checkpoint-pages: wal_checkpoint_pages must be positive, not 0"),
         ([:], ["max_wal_pages": "500"], "flag --max-wal-pages: max_wal_pages must be at least wal_checkpoint_pages (1000), not 500"),
-        ([:], ["sqlite_cache": "0"], "flag --sqlite-cache: sqlite_cache must be positive, not 0"),
+        ([:], ["sqlite_cache": "0"], "flag --sqlite-cache: sqlite_cache must be between 1 and 1099511627776, not 0"),
+        ([:], ["sqlite_cache": "2048GiB"], "flag --sqlite-cache: sqlite_cache must be between 1 and 1099511627776, not 2199023255552"),
         (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {

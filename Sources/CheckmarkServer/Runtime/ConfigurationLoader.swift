@@ -44,7 +44,7 @@ package enum ConfigurationLoader {
         ("channel_state_cache", "bytes of channel members, read states and messages kept encoded between watches, 0 keeps none (default 16777216)"),
         ("wal_checkpoint_pages", "pages of the embedded database's write-ahead log at which a background checkpoint starts (default 1000)"),
         ("max_wal_pages", "pages of the write-ahead log at which a commit checkpoints before it returns, if background checkpoints fell behind (default 16000)"),
-        ("sqlite_cache", "bytes of the embedded database's page cache; a commit that changes more pages writes some to the log before it commits (default 16777216)"),
+        ("sqlite_cache", "bytes of the embedded database's page cache, at most 1 TiB; a commit that changes more pages writes some to the log before it commits (default 16777216)"),
         ("json_max_depth", "deepest nesting of a JSON request body or WebSocket message, 400 / 1009 past it (default 64)"),
         ("json_max_keys", "most keys in one JSON object of a request or message, 400 / 1009 past it (default 1000)"),
         ("json_max_string", "longest JSON string in a request or message, in bytes, 400 / 1009 past it (default 65536)"),

@@ -56,8 +56,10 @@ package struct ServerConfiguration: Sendable {
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
     /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
     package var sqliteCheckpoints = SQLiteCheckpointPolicy()
-    /// Bytes of the embedded database's page cache (`sqlite_cache`).
+    /// Bytes of the embedded database's page cache (`sqlite_cache`), at most ``maxSQLiteCacheBytes``.
     package var sqliteCacheBytes = SQLiteStore.defaultCacheBytes
+    /// 1 TiB: SQLite takes the cache size as a 32-bit count of KiB.
+    package static let maxSQLiteCacheBytes = 1 << 40
     package var keepaliveSeconds = 30
     package var idleTimeoutSeconds = 120
     package var compression = true
@@ -113,7 +115,7 @@ package struct ServerConfiguration: Sendable {
             ("max_pipelined_bytes", maxPipelinedBytes), ("accept_backoff", acceptBackoffMilliseconds),
             ("refusal_log_lines_per_second", refusalLogLinesPerSecond),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
-            ("shutdown_timeout", shutdownTimeoutSeconds), ("sqlite_cache", sqliteCacheBytes),
+            ("shutdown_timeout", shutdownTimeoutSeconds),
         ] where value <= 0 {
             problems.append((key, "\(key) must be positive, not \(value)"))
         }
@@ -122,6 +124,9 @@ package struct ServerConfiguration: Sendable {
             problems.append(("wal_checkpoint_pages", "wal_checkpoint_pages must be positive, not \(sqliteCheckpoints.backgroundPages)"))
         } else if sqliteCheckpoints.limitPages < sqliteCheckpoints.backgroundPages {
             problems.append(("max_wal_pages", "max_wal_pages must be at least wal_checkpoint_pages (\(sqliteCheckpoints.backgroundPages)), not \(sqliteCheckpoints.limitPages)"))
+        }
+        if !(1...Self.maxSQLiteCacheBytes).contains(sqliteCacheBytes) {
+            problems.append(("sqlite_cache", "sqlite_cache must be between 1 and \(Self.maxSQLiteCacheBytes), not \(sqliteCacheBytes)"))
         }
         if channelStateCacheBytes < 0 {
             problems.append(("channel_state_cache", "channel_state_cache must not be negative, not \(channelStateCacheBytes)"))

@@ -31,13 +31,15 @@ package final class SQLiteStore: ReceiptsStore {
     private static let memoryStatisticsOff: Bool = checkmark_sqlite_disable_memory_statistics() == 0
 
     /// Opens (creating if needed) the database of `directory` and applies pending migrations, with a
-    /// page cache of `cacheBytes` (rounded up to whole KiB).
+    /// page cache of `cacheBytes` (rounded up to whole KiB; at most 1 TiB).
     /// - Throws: ``StorageError/schemaNewer(path:unknownMigrations:)`` when a newer binary wrote it,
     ///   ``StorageError/corrupt(path:reason:)`` for a damaged or foreign file,
     ///   ``StorageError/unavailable(reason:)`` otherwise.
     package init(directory: DataDirectory, checkpoints: SQLiteCheckpointPolicy = .init(), cacheBytes: Int = SQLiteStore.defaultCacheBytes,
                  logger: Logger? = nil) throws(StorageError) {
-        _ = Self.memoryStatisticsOff
+        if !Self.memoryStatisticsOff {
+            logger?.debug("SQLite started before its memory statistics could be turned off: its allocations are counted under a mutex")
+        }
         self.directory = directory
         let path = directory.databasePath
         // SQLite opens an empty file as a new, empty database: a truncated file would silently start
@@ -52,7 +54,7 @@ package final class SQLiteStore: ReceiptsStore {
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = FULL")
             // A negative cache size is in KiB.
-            try db.execute(sql: "PRAGMA cache_size = -\(max(1, (cacheBytes + 1023) / 1024))")
+            try db.execute(sql: "PRAGMA cache_size = -\(max(1, (min(cacheBytes, 1 << 40) + 1023) / 1024))")
             // Checkpoints run in the background (SQLiteCheckpointer), not inside a commit.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
