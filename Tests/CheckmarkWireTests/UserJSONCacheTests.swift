@@ -72,6 +72,7 @@ struct UserJSONCacheTests {
         var cache = UserJSONCache()
         let users = (0..<(UserJSONCache.capacity + 1000)).map { User(id: "u\($0)", createdAt: Timestamp(rawValue: Int64($0))) }
         for user in users { _ = cache.json(for: user) }
+        #expect(cache.keptUsers <= UserJSONCache.capacity)
         for user in users.reversed() {
             #expect(Self.text(cache.json(for: user)) == Self.fresh(user))
         }

@@ -56,10 +56,8 @@ package struct ServerConfiguration: Sendable {
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
     /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
     package var sqliteCheckpoints = SQLiteCheckpointPolicy()
-    /// Bytes of the embedded database's page cache (`sqlite_cache`), at most ``maxSQLiteCacheBytes``.
+    /// Bytes of the embedded database's page cache (`sqlite_cache`), at most ``SQLiteStore/maxCacheBytes``.
     package var sqliteCacheBytes = SQLiteStore.defaultCacheBytes
-    /// 1 TiB: SQLite takes the cache size as a 32-bit count of KiB.
-    package static let maxSQLiteCacheBytes = 1 << 40
     package var keepaliveSeconds = 30
     package var idleTimeoutSeconds = 120
     package var compression = true
@@ -125,8 +123,8 @@ package struct ServerConfiguration: Sendable {
         } else if sqliteCheckpoints.limitPages < sqliteCheckpoints.backgroundPages {
             problems.append(("max_wal_pages", "max_wal_pages must be at least wal_checkpoint_pages (\(sqliteCheckpoints.backgroundPages)), not \(sqliteCheckpoints.limitPages)"))
         }
-        if !(1...Self.maxSQLiteCacheBytes).contains(sqliteCacheBytes) {
-            problems.append(("sqlite_cache", "sqlite_cache must be between 1 and \(Self.maxSQLiteCacheBytes), not \(sqliteCacheBytes)"))
+        if !(1...SQLiteStore.maxCacheBytes).contains(sqliteCacheBytes) {
+            problems.append(("sqlite_cache", "sqlite_cache must be between 1 and \(SQLiteStore.maxCacheBytes), not \(sqliteCacheBytes)"))
         }
         if channelStateCacheBytes < 0 {
             problems.append(("channel_state_cache", "channel_state_cache must not be negative, not \(channelStateCacheBytes)"))

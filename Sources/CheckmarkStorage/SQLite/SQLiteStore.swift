@@ -24,6 +24,8 @@ package final class SQLiteStore: ReceiptsStore {
     /// changed pages outgrow it writes some of them to the log before it commits. A batch of 5,000
     /// confirmations at 10,000 clients changes about 10 MB of pages (SQLite's own default is 2 MB).
     package static let defaultCacheBytes = 16 * 1024 * 1024
+    /// The largest page cache, 1 TiB: SQLite takes the size as a 32-bit count of KiB.
+    package static let maxCacheBytes = 1 << 40
 
     /// SQLite counts every allocation under one process-wide mutex unless told not to before it
     /// starts; nothing here reads those counts. Done once, before the first database is opened: a
@@ -54,7 +56,7 @@ package final class SQLiteStore: ReceiptsStore {
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = FULL")
             // A negative cache size is in KiB.
-            try db.execute(sql: "PRAGMA cache_size = -\(max(1, (min(cacheBytes, 1 << 40) + 1023) / 1024))")
+            try db.execute(sql: "PRAGMA cache_size = -\(max(1, (min(cacheBytes, Self.maxCacheBytes) + 1023) / 1024))")
             // Checkpoints run in the background (SQLiteCheckpointer), not inside a commit.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
