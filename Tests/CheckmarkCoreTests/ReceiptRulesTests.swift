@@ -140,6 +140,29 @@ struct ReceiptRulesTests {
         #expect(s.refuse(.sendMessage(cid: Scenario.general, userID: "outsider", draft: MessageDraft(text: "hi"))) == .notAMember(user: "outsider", cid: Scenario.general))
     }
 
+    @Test func markReadRefusesAnyBadTargetBeforeMovingAnyPointer() throws {
+        var s = try Self.trio()
+        let other = ChannelCID(type: "messaging", id: "other")
+        try s.channel(other, members: ["a", "b"])
+        try s.send("a", "m1")
+        try s.send("a", "r1", parent: "m1")
+        try s.send("a", "o1", in: other)
+        let missing = ChannelCID(type: "messaging", id: "missing")
+        let good = ChannelReadTarget(cid: other, messageID: nil)
+        #expect(s.refuse(.markReadMany(userID: "b", channels: [good, ChannelReadTarget(cid: missing, messageID: nil)])) == .unknownChannel(missing))
+        #expect(s.refuse(.markReadMany(userID: "b", channels: [good, ChannelReadTarget(cid: Scenario.general, messageID: "nope")])) == .unknownMessage("nope"))
+        #expect(s.refuse(.markRead(cid: Scenario.general, userID: "b", messageID: "r1")) == .invalidArgument(
+            "message r1 is a thread reply; it does not move the channel's read state"))
+        #expect(s.refuse(.markReadMany(userID: "c", channels: [good])) == .notAMember(user: "c", cid: other))
+        // Nothing moved, in the channel named first either.
+        #expect(s.read("b", in: other).readPosition == 0)
+        #expect(s.read("b").readPosition == 0)
+        // The same targets once valid move both pointers.
+        _ = try s.run(.markReadMany(userID: "b", channels: [good, ChannelReadTarget(cid: Scenario.general, messageID: "m1")]))
+        #expect(s.read("b", in: other).readPosition == 1)
+        #expect(s.read("b").readPosition == 1)
+    }
+
     @Test func messageTimesStrictlyIncreaseEvenWithAStoppedClock() throws {
         var s = try Self.trio()
         let time = Timestamp(rawValue: s.now + 10)

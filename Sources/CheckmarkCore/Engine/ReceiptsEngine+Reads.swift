@@ -4,34 +4,27 @@ extension ReceiptsEngine {
     /// one without channel fields. Every target is validated before anything changes.
     mutating func markRead(_ targets: [ChannelReadTarget], user userID: String, allChannels: Bool, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let reader = try user(userID)
-        var plans: [(cid: ChannelCID, position: Int)] = []
+        // The channels are read in place (`&channels.values[slot]`), here and below: the dictionary's
+        // getter copies a whole channel, a retain and release of each of its parts.
+        var plans: [(cid: ChannelCID, slot: Dictionary<ChannelCID, Channel>.Index, position: Int)] = []
         for target in targets {
-            let channel = try channel(target.cid)
-            _ = try member(userID, of: channel)
-            if let messageID = target.messageID {
-                guard let index = channel.messageIndex[messageID] else { throw .unknownMessage(messageID) }
-                guard channel.messages[index].isChannelMessage else {
-                    throw .invalidArgument("message \(messageID) is a thread reply; it does not move the channel's read state")
-                }
-                plans.append((target.cid, index + 1))
-            } else {
-                plans.append((target.cid, channel.messages.count))
-            }
+            guard let slot = channels.index(forKey: target.cid) else { throw .unknownChannel(target.cid) }
+            plans.append((target.cid, slot, try Self.readPosition(of: target, for: userID, in: &channels.values[slot])))
         }
         var events: [ReceiptsEvent] = []
         var changed = false
         var lastReadMessageID: String?
         for plan in plans {
-            guard let change = channels[plan.cid]!.advanceRead(of: userID, to: plan.position, at: now) else { continue }
+            guard let change = channels.values[plan.slot].advanceRead(of: userID, to: plan.position, at: now) else { continue }
             adjustTotals(of: userID, change)
             changed = true
             touched.members.insert(.init(cid: plan.cid, userID: userID))
-            let channel = channels[plan.cid]!
-            let read = channel.members[userID]!.read
+            let read = Self.readReceipt(of: userID, in: &channels.values[plan.slot])
             lastReadMessageID = read.lastReadMessageID
-            if type(of: channel).readEvents {
+            if channelTypes[plan.cid.type]?.readEvents ?? ChannelType(name: plan.cid.type).readEvents {
                 // Emitted even with no one watching: the journal keeps it for clients that resume.
-                let recipients = receiptRecipients(of: channel, subject: userID, shareable: reader.privacy.readReceipts)
+                let recipients = Self.receiptRecipients(
+                    in: &channels.values[plan.slot], subject: userID, shareable: reader.privacy.readReceipts, connections: connections)
                 events.append(ReceiptsEvent(
                     payload: .messageRead(user: reader, lastReadMessageID: read.lastReadMessageID),
                     cid: plan.cid, createdAt: read.lastRead, recipients: recipients))
@@ -44,6 +37,40 @@ extension ReceiptsEngine {
             payload: .notificationMarkRead(user: reader, lastReadMessageID: single ? lastReadMessageID : nil),
             cid: single ? plans[0].cid : nil, createdAt: now, recipients: own))
         return ReceiptsOutcome(events: events)
+    }
+
+    /// Where a read target moves `userID`'s read pointer in `channel`: past its message, or to the end.
+    /// Not a member: `notAMember`; an unknown message: `unknownMessage`; a thread reply:
+    /// `invalidArgument`. (The channel is `inout` only to be read in place.)
+    private static func readPosition(of target: ChannelReadTarget, for userID: String, in channel: inout Channel) throws(ReceiptsError) -> Int {
+        guard channel.members.index(forKey: userID) != nil else { throw .notAMember(user: userID, cid: channel.cid) }
+        guard let messageID = target.messageID else { return channel.messages.count }
+        guard let index = channel.messageIndex[messageID] else { throw .unknownMessage(messageID) }
+        guard channel.isChannelMessage(at: index) else {
+            throw .invalidArgument("message \(messageID) is a thread reply; it does not move the channel's read state")
+        }
+        return index + 1
+    }
+
+    /// What a `message.read` tells of a member's read state. (In place, as above.)
+    private static func readReceipt(of userID: String, in channel: inout Channel) -> (lastReadMessageID: String?, lastRead: Timestamp) {
+        guard let slot = channel.members.index(forKey: userID) else { preconditionFailure("\(userID) read \(channel.cid) as a member") }
+        return Self.readReceipt(of: &channel.members.values[slot])
+    }
+
+    private static func readReceipt(of member: inout Member) -> (lastReadMessageID: String?, lastRead: Timestamp) {
+        (member.read.lastReadMessageID, member.read.lastRead)
+    }
+
+    /// ``receiptRecipients(of:subject:shareable:)`` for a channel read in place.
+    private static func receiptRecipients(in channel: inout Channel, subject: String, shareable: Bool, connections: ConnectionTable) -> [Recipient] {
+        var recipients: [Recipient] = []
+        recipients.reserveCapacity(shareable ? channel.watchers.count : 1)
+        for watcher in channel.watchers where shareable || watcher.userID == subject {
+            recipients.append(Recipient(connection: watcher.connection, connectionID: connections.id(of: watcher.connection),
+                                        userID: watcher.userID, counts: nil))
+        }
+        return recipients
     }
 
     /// Reads a thread: only its participant state moves (the channel's counts do not). The thread's

@@ -14,7 +14,8 @@ extension Channel {
     mutating func advanceRead(of userID: String, to position: Int, at now: Timestamp) -> UnreadChange? {
         // One look-up, then the read state changed where it is stored: no copy of the member.
         guard let slot = members.index(forKey: userID) else { return nil }
-        let current = members.values[slot].read.readPosition
+        // Read through the in-place accessor: the getter copied the whole member.
+        let current = Self.readPosition(of: &members.values[slot])
         guard position > current else { return nil }
         let newest = newestChannelMessage(before: position)
         // last_read falls between the last read message and the first unread one, so that
@@ -38,12 +39,16 @@ extension Channel {
         return advance(&members.values[slot].read)
     }
 
+    // Read through the in-place accessor, as in `advanceRead`: the getter copied the whole member.
+    private static func readPosition(of member: inout Member) -> Int { member.read.readPosition }
+    private static func deliveredPosition(of member: inout Member) -> Int { member.read.deliveredPosition }
+
     /// Rule 2: a read pointer passing a message raises the delivered pointer with it (no event). The
     /// delivery it records is dated by the newest channel message passed, never by the read: what
     /// others may see of delivery (`last_delivered_at`, per-message receipts) must not reveal when a
     /// member whose read receipts are off read.
     mutating func raiseDelivered(of userID: String, to position: Int) {
-        guard let slot = members.index(forKey: userID), position > members.values[slot].read.deliveredPosition else { return }
+        guard let slot = members.index(forKey: userID), position > Self.deliveredPosition(of: &members.values[slot]) else { return }
         let newest = newestChannelMessage(before: position)
         Self.raiseDelivered(&members.values[slot].read, to: position, newest: newest)
     }
