@@ -17,19 +17,24 @@ struct EventFanOut: Sendable {
 
     /// Sends `events` in order to their recipients among `connections`; each loop gets one task for
     /// all of them.
-    func send(_ events: [(ReceiptsEvent, SharedEvent)], to connections: [OpenConnection]) {
+    func send(_ events: consuming [(ReceiptsEvent, SharedEvent)], to connections: [OpenConnection]) {
         // A node has a handful of event loops: a linear search of them beats hashing per recipient.
         var loops: [any EventLoop] = []
         var loopIDs: [ObjectIdentifier] = []
         var shares: [[Share]] = []
         // Per loop, the index in `events` of its last share.
         var lastEventOfLoop: [Int] = []
-        // Read in place: copying each event out of the list cost a retain and release of each of its parts.
-        for index in events.indices {
-            count(events[index].0, events[index].1)
+        // Taken out of the list one by one, in order, so each event is moved, not copied: reading a
+        // part of an element in place still copied the whole pair.
+        var events = events
+        events.reverseByMoving()
+        var index = 0
+        while let (event, shared) = events.popLast() {
+            defer { index += 1 }
+            count(event, shared)
             var lastIndex = -1
             var lastLoop: ObjectIdentifier?
-            for recipient in events[index].0.recipients {
+            for recipient in event.recipients {
                 guard let slot = OpenConnection.index(of: recipient.connection, in: connections),
                       let sink = connections[slot].sink, let loop = connections[slot].loop else { continue }
                 if loop != lastLoop {
@@ -47,8 +52,8 @@ struct EventFanOut: Sendable {
                     if lastEventOfLoop[lastIndex] != index {
                         lastEventOfLoop[lastIndex] = index
                         var targets: [FanOutFrames.Target] = []
-                        targets.reserveCapacity(events[index].0.recipients.count)
-                        shares[lastIndex].append((events[index].1, targets))
+                        targets.reserveCapacity(event.recipients.count)
+                        shares[lastIndex].append((shared, targets))
                     }
                 }
                 shares[lastIndex][shares[lastIndex].count - 1].targets.append((sink, recipient.counts, connections[slot].windowBits))
@@ -68,7 +73,7 @@ struct EventFanOut: Sendable {
         }
     }
 
-    private func count(_ event: ReceiptsEvent, _ shared: SharedEvent) {
+    private func count(_ event: borrowing ReceiptsEvent, _ shared: borrowing SharedEvent) {
         metrics.fannedOut(type: shared.type, recipients: event.recipients.count)
         switch event.payload {
         case .messageRead(let user, _, _) where !user.privacy.readReceipts: metrics.suppressedByPrivacy.increment()

@@ -328,8 +328,10 @@ package final class ReceiptsService: Sendable {
                 state.channelSeqs[cid] = next
                 channelSeq = next
             }
-            shared.append((event, SharedEvent(
-                type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq, users: &state.userJSON), cid: event.cid, channelSeq: channelSeq)))
+            // Encoded before the pair is made, so that the event moves into it instead of being copied.
+            let encoded = SharedEvent(
+                type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq, users: &state.userJSON), cid: event.cid, channelSeq: channelSeq)
+            shared.append((event, encoded))
         }
         return shared
     }
@@ -378,7 +380,7 @@ package final class ReceiptsService: Sendable {
     /// Performs the sequencer's actions, in order.
     private func carryOut(_ actions: consuming [Sequencer.Action]) {
         // Taken out of the list one by one, in order, so each action's parts are moved, not copied.
-        actions.reverse()
+        actions.reverseByMoving()
         while let action = actions.popLast() {
             switch consume action {
             case .run(let works):

@@ -226,7 +226,8 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     /// Appends the items' replies and fan-outs in order, moving each item's parts into its actions.
     private func release(_ items: consuming [Item], into actions: inout [Action]) {
         actions.reserveCapacity(actions.count + items.count * 2)
-        items.reverse()
+        // Reversed, then taken from the end: both move the items.
+        items.reverseByMoving()
         while let (events, token) = items.popLast() {
             actions.append(.reply(token, .durable))
             if !events.isEmpty { actions.append(.fanOut(events)) }
