@@ -5,7 +5,8 @@ import CheckmarkCore
 /// confirmation carries its reader twice, in `message.read` and `notification.mark_read`.
 ///
 /// Holds at most ``capacity`` users, each of at most ``maxUserBytes`` of JSON (a larger user is
-/// written afresh every time): about 370 KB of slots and 4 MB of JSON at most. A user's slot is
+/// written afresh every time): a 32 KB table, and per user kept a copy of the user and its JSON,
+/// so about 4 MB of JSON at most. A user's slot is
 /// chosen by its id, and a user whose slot is taken replaces the one there. A stored form is used
 /// only for a user whose every field has the same bytes as the one it was written from (not merely
 /// equal strings: Unicode-equivalent spellings are different bytes on the wire), so a changed user
@@ -18,9 +19,19 @@ public struct UserJSONCache: Sendable {
 
     private var slots: [Slot?] = []
 
-    private struct Slot: Sendable {
-        var user: User
-        var json: [UInt8]
+    /// A class, so that looking a user up retains one reference instead of copying every field.
+    private final class Slot: Sendable {
+        let user: User
+        let json: [UInt8]
+
+        init(user: User, json: [UInt8]) {
+            self.user = user
+            self.json = json
+        }
+
+        /// Whether this slot's JSON was written from `other`'s very bytes (read in place: passing the
+        /// stored user to ``sameBytes(_:_:)`` copied it).
+        func holds(_ other: User) -> Bool { UserJSONCache.sameBytes(user, other) }
     }
 
     public init() {}
@@ -28,7 +39,7 @@ public struct UserJSONCache: Sendable {
     /// The JSON object of `user`, from the cache when the same user was written before.
     public mutating func json(for user: User) -> [UInt8] {
         let index = Int(UInt(bitPattern: user.id.hashValue) % UInt(Self.capacity))
-        if index < slots.count, let slot = slots[index], Self.sameBytes(slot.user, user) { return slot.json }
+        if index < slots.count, let slot = slots[index], slot.holds(user) { return slot.json }
         var writer = JSONWriter(capacity: 256)
         StreamJSON.write(user: user, into: &writer)
         guard writer.count <= Self.maxUserBytes else { return writer.bytes }
