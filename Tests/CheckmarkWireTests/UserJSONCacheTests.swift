@@ -67,8 +67,8 @@ struct UserJSONCacheTests {
         #expect(cache.keptUsers == 1)
     }
 
-    @Test func moreUsersThanSlotsEachGetTheirOwnJSON() {
-        // More users than slots: some share a slot and replace each other.
+    @Test func moreUsersThanItHoldsEachGetTheirOwnJSON() {
+        // More users than it holds: it empties itself when full and keeps at most its capacity.
         var cache = UserJSONCache()
         let users = (0..<(UserJSONCache.capacity + 1000)).map { User(id: "u\($0)", createdAt: Timestamp(rawValue: Int64($0))) }
         for user in users { _ = cache.json(for: user) }
@@ -76,5 +76,15 @@ struct UserJSONCacheTests {
         for user in users.reversed() {
             #expect(Self.text(cache.json(for: user)) == Self.fresh(user))
         }
+    }
+
+    @Test func usersUpToTheCapacityAreAllKept() {
+        // Every user has a place of their own: none replaces another while there is room.
+        var cache = UserJSONCache()
+        let users = (0..<UserJSONCache.capacity).map { User(id: "u\($0)", createdAt: Timestamp(rawValue: Int64($0))) }
+        for user in users { _ = cache.json(for: user) }
+        #expect(cache.keptUsers == UserJSONCache.capacity)
+        _ = cache.json(for: users[0])
+        #expect(cache.keptUsers == UserJSONCache.capacity)
     }
 }

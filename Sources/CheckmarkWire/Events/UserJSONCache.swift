@@ -5,22 +5,24 @@ import CheckmarkCore
 /// confirmation carries its reader twice, in `message.read` and `notification.mark_read`.
 ///
 /// Holds at most ``capacity`` users, each of at most ``maxUserBytes`` of JSON (a larger user is
-/// written afresh every time): a 32 KB table, and per user kept a copy of the user and its JSON,
-/// so about 4 MB of JSON at most. A user's slot is
-/// chosen by its id, and a user whose slot is taken replaces the one there. A stored form is used
-/// only for a user whose every field has the same bytes as the one it was written from (not merely
-/// equal strings: Unicode-equivalent spellings are different bytes on the wire), so a changed user
-/// is written afresh. The slots are allocated at the first store.
+/// written afresh every time); a user who comes when it is full empties it first. So it keeps at most
+/// 16 MiB of JSON (typically 250 bytes a user: 4 MB when full), and the users it was written from,
+/// whose strings the engine's users mostly share. A stored form is used only for a user whose every field has the
+/// same bytes as the one it was written from (not merely equal strings: Unicode-equivalent spellings
+/// are different bytes on the wire), so a changed user is written afresh.
 public struct UserJSONCache: Sendable {
-    /// Most users kept.
-    public static let capacity = 4096
+    /// Most users kept: more than a node's active users, so that a busy node does not write its
+    /// users again and again.
+    public static let capacity = 16_384
     /// Largest user JSON kept, in bytes.
     public static let maxUserBytes = 1024
 
-    private var slots: [Slot?] = []
+    /// By user id. (Each user has a place of their own: a table of slots chosen by hash made users
+    /// sharing a slot replace each other, and at 10,000 active users most look-ups missed.)
+    private var entries: [String: Entry] = [:]
 
-    /// A class, so that looking a user up retains one reference instead of copying every field.
-    private final class Slot: Sendable {
+    /// A class, so that a look-up retains one reference instead of copying every field.
+    private final class Entry: Sendable {
         let user: User
         let json: [UInt8]
 
@@ -29,8 +31,8 @@ public struct UserJSONCache: Sendable {
             self.json = json
         }
 
-        /// Whether this slot's JSON was written from `other`'s very bytes (read in place: passing the
-        /// stored user to ``sameBytes(_:_:)`` copied it).
+        /// Whether this entry's JSON was written from `other`'s very bytes (read in place: passing
+        /// the stored user to ``sameBytes(_:_:)`` copied it).
         func holds(_ other: User) -> Bool { UserJSONCache.sameBytes(user, other) }
     }
 
@@ -38,18 +40,17 @@ public struct UserJSONCache: Sendable {
 
     /// The JSON object of `user`, from the cache when the same user was written before.
     public mutating func json(for user: User) -> [UInt8] {
-        let index = Int(UInt(bitPattern: user.id.hashValue) % UInt(Self.capacity))
-        if index < slots.count, let slot = slots[index], slot.holds(user) { return slot.json }
+        if let entry = entries[user.id], entry.holds(user) { return entry.json }
         var writer = JSONWriter(capacity: 256)
         StreamJSON.write(user: user, into: &writer)
         guard writer.count <= Self.maxUserBytes else { return writer.bytes }
-        if slots.isEmpty { slots = Array(repeating: nil, count: Self.capacity) }
-        slots[index] = Slot(user: user, json: writer.bytes)
+        if entries.count >= Self.capacity, entries[user.id] == nil { entries.removeAll(keepingCapacity: true) }
+        entries[user.id] = Entry(user: user, json: writer.bytes)
         return writer.bytes
     }
 
     /// How many users the cache holds.
-    package var keptUsers: Int { slots.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
+    package var keptUsers: Int { entries.count }
 
     /// Whether the two users write the same JSON: every field the same, strings byte for byte.
     static func sameBytes(_ a: User, _ b: User) -> Bool {
