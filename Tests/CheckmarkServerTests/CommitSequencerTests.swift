@@ -129,7 +129,18 @@ struct CommitSequencerGroupCommitTests {
 
     @Test func workRunsAtOnceOnASingleNode() {
         var sequencer = Sequencer(mode: .local)
+        #expect(sequencer.runsWorkAtOnce)
         #expect(transcript(sequencer.enqueue("w1", changesState: true)) == ["run(w1)"])
+    }
+
+    @Test func runsWorkAtOnceSaysWhatEnqueueDoes() {
+        // The service runs work without enqueueing it when this says so: it must match enqueue.
+        var cluster = Sequencer(mode: .cluster)
+        #expect(!cluster.runsWorkAtOnce)
+        #expect(transcript(cluster.enqueue("w1", changesState: true)) == ["cycle(lock)"])
+        _ = cluster.batchFailed(diskFull)
+        #expect(cluster.runsWorkAtOnce)
+        #expect(transcript(cluster.enqueue("w2", changesState: true)) == ["run(w2)"])
     }
 }
 

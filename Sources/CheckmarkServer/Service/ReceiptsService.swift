@@ -258,7 +258,8 @@ package final class ReceiptsService: Sendable {
             return
         }
         cluster?.notePresenceChange(command, engine: state.engine)
-        let closing = Self.closingConnection(command, in: state.engine)
+        // Only a disconnect closes one: passing the engine out of `state` copies the whole engine.
+        let closing = Self.isDisconnect(command) ? Self.closingConnection(command, in: state.engine) : nil
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
@@ -374,6 +375,8 @@ package final class ReceiptsService: Sendable {
     /// Runs `work` in order with the commits: now on a single node; in the next commit cycle in a
     /// cluster (under the append lock when it `changesState`).
     func schedule(changesState: Bool, _ work: @escaping () -> Void) {
+        // What `enqueue` would answer, without the two lists it takes to say so.
+        if state.value.sequencer.runsWorkAtOnce { return work() }
         carryOut(state.value.sequencer.enqueue(work, changesState: changesState))
     }
 

@@ -103,17 +103,24 @@ struct CommitSequencer<Entry, Event, Token, Work> {
 
     /// An admitted command was applied (`entry` nil: nothing to store, or a query's answer): it is
     /// released with the batch that makes everything applied before it durable.
-    mutating func applied(entry: Entry?, events: [Event], token: Token) -> [Action] {
+    mutating func applied(entry: consuming Entry?, events: consuming [Event], token: consuming Token) -> [Action] {
+        // Taken, not borrowed: kept until the release, so they move into the lists (a borrowed
+        // entry and token were copied, a retain and release of each of their parts).
         pending.append((events, token))
         if let entry { pendingEntries.append(entry) }
         guard mode == .local, !committing else { return [] }
         return startBatch()
     }
 
+    /// Whether ``enqueue(_:changesState:)`` runs work at once, returning only `.run([work])`: on one
+    /// node, and after a failure. (The service then runs it without asking, sparing two lists per
+    /// command.)
+    var runsWorkAtOnce: Bool { mode != .cluster || failure != nil }
+
     /// Work (applying a command, answering a query) to run in order with the commits: at once on one
     /// node or after a failure; in the next cycle in a cluster (`changesState`: under the append lock).
     mutating func enqueue(_ work: Work, changesState: Bool) -> [Action] {
-        guard mode == .cluster, failure == nil else { return [.run([work])] }
+        guard !runsWorkAtOnce else { return [.run([work])] }
         queued.append(work)
         if changesState { queuedChangesState = true }
         return committing ? [] : startCycle()
