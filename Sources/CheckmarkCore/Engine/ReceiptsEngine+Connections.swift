@@ -80,7 +80,18 @@ extension ReceiptsEngine {
     /// The receivers of a receipt about `subject`: every watcher when the receipt may be shown, else only
     /// the subject's own watching connections (rules 6 and 7: privacy is enforced here, once).
     func receiptRecipients(of channel: Channel, subject: String, shareable: Bool) -> [Recipient] {
-        let all = watcherRecipients(of: channel, withCounts: false)
-        return shareable ? all : all.filter { $0.userID == subject }
+        Self.receiptRecipients(among: channel.watchers, subject: subject, shareable: shareable, connections: connections)
+    }
+
+    /// ``receiptRecipients(of:subject:shareable:)`` among a channel's `watchers`, for a caller holding
+    /// the channel in place (`markRead`).
+    static func receiptRecipients(among watchers: [Channel.Watcher], subject: String, shareable: Bool, connections: ConnectionTable) -> [Recipient] {
+        var recipients: [Recipient] = []
+        recipients.reserveCapacity(shareable ? watchers.count : 1)
+        for watcher in watchers where shareable || watcher.userID == subject {
+            recipients.append(Recipient(connection: watcher.connection, connectionID: connections.id(of: watcher.connection),
+                                        userID: watcher.userID, counts: nil))
+        }
+        return recipients
     }
 }

@@ -21,10 +21,10 @@ extension ReceiptsEngine {
             touched.members.insert(.init(cid: plan.cid, userID: userID))
             let read = Self.readReceipt(of: userID, in: &channels.values[plan.slot])
             lastReadMessageID = read.lastReadMessageID
-            if channelTypes[plan.cid.type]?.readEvents ?? ChannelType(name: plan.cid.type).readEvents {
+            if type(of: plan.cid).readEvents {
                 // Emitted even with no one watching: the journal keeps it for clients that resume.
                 let recipients = Self.receiptRecipients(
-                    in: &channels.values[plan.slot], subject: userID, shareable: reader.privacy.readReceipts, connections: connections)
+                    among: read.watchers, subject: userID, shareable: reader.privacy.readReceipts, connections: connections)
                 events.append(ReceiptsEvent(
                     payload: .messageRead(user: reader, lastReadMessageID: read.lastReadMessageID),
                     cid: plan.cid, createdAt: read.lastRead, recipients: recipients))
@@ -46,31 +46,23 @@ extension ReceiptsEngine {
         guard channel.members.index(forKey: userID) != nil else { throw .notAMember(user: userID, cid: channel.cid) }
         guard let messageID = target.messageID else { return channel.messages.count }
         guard let index = channel.messageIndex[messageID] else { throw .unknownMessage(messageID) }
-        guard channel.isChannelMessage(at: index) else {
+        guard channel.messages[index].isChannelMessage else {
             throw .invalidArgument("message \(messageID) is a thread reply; it does not move the channel's read state")
         }
         return index + 1
     }
 
-    /// What a `message.read` tells of a member's read state. (In place, as above.)
-    private static func readReceipt(of userID: String, in channel: inout Channel) -> (lastReadMessageID: String?, lastRead: Timestamp) {
+    /// What a `message.read` needs of the channel once `userID` read it: their read state and the
+    /// channel's watchers. (In place, as above.)
+    private static func readReceipt(of userID: String, in channel: inout Channel)
+        -> (lastReadMessageID: String?, lastRead: Timestamp, watchers: [Channel.Watcher]) {
         guard let slot = channel.members.index(forKey: userID) else { preconditionFailure("\(userID) read \(channel.cid) as a member") }
-        return Self.readReceipt(of: &channel.members.values[slot])
+        let read = Self.readState(of: &channel.members.values[slot])
+        return (read.lastReadMessageID, read.lastRead, channel.watchers)
     }
 
-    private static func readReceipt(of member: inout Member) -> (lastReadMessageID: String?, lastRead: Timestamp) {
+    private static func readState(of member: inout Member) -> (lastReadMessageID: String?, lastRead: Timestamp) {
         (member.read.lastReadMessageID, member.read.lastRead)
-    }
-
-    /// ``receiptRecipients(of:subject:shareable:)`` for a channel read in place.
-    private static func receiptRecipients(in channel: inout Channel, subject: String, shareable: Bool, connections: ConnectionTable) -> [Recipient] {
-        var recipients: [Recipient] = []
-        recipients.reserveCapacity(shareable ? channel.watchers.count : 1)
-        for watcher in channel.watchers where shareable || watcher.userID == subject {
-            recipients.append(Recipient(connection: watcher.connection, connectionID: connections.id(of: watcher.connection),
-                                        userID: watcher.userID, counts: nil))
-        }
-        return recipients
     }
 
     /// Reads a thread: only its participant state moves (the channel's counts do not). The thread's

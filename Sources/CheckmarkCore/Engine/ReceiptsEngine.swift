@@ -102,8 +102,11 @@ public struct ReceiptsEngine: Sendable {
         return member
     }
 
-    func type(of channel: Channel) -> ChannelType {
-        channelTypes[channel.cid.type] ?? ChannelType(name: channel.cid.type)
+    func type(of channel: Channel) -> ChannelType { type(of: channel.cid) }
+
+    /// The channel type of `cid`: its configured one, or the defaults.
+    func type(of cid: ChannelCID) -> ChannelType {
+        channelTypes[cid.type] ?? ChannelType(name: cid.type)
     }
 
     /// Each user's totals over all their channels, for the users that have had any.

@@ -77,9 +77,6 @@ public struct Channel: Sendable {
     /// The newest message's time, or the channel's creation time.
     public var lastMessageAt: Timestamp? { messages.last?.createdAt }
 
-    /// Whether the message at `index` is part of the channel's message list (not thread-only).
-    func isChannelMessage(at index: Int) -> Bool { messages[index].isChannelMessage }
-
     /// Index of the last channel message (not thread-only) before `index`, if any.
     func channelMessage(before index: Int) -> Int? {
         var i = index - 1

@@ -258,8 +258,7 @@ package final class ReceiptsService: Sendable {
             return
         }
         cluster?.notePresenceChange(command, engine: state.engine)
-        // Only a disconnect closes one: passing the engine out of `state` copies the whole engine.
-        let closing = Self.isDisconnect(command) ? Self.closingConnection(command, in: state.engine) : nil
+        let closing = closingConnection(command)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
         case .failure(let error):
@@ -291,9 +290,10 @@ package final class ReceiptsService: Sendable {
     }
 
     /// The handle of the connection `command` closes, looked up before the engine forgets it.
-    private static func closingConnection(_ command: ReceiptsCommand, in engine: ReceiptsEngine) -> ConnectionHandle? {
+    /// (Read in place: passing the engine out of `state` copied the whole engine for every command.)
+    private func closingConnection(_ command: ReceiptsCommand) -> ConnectionHandle? {
         guard case .disconnect(let connectionID) = command else { return nil }
-        return engine.connections.handle(of: connectionID)
+        return state.value.engine.connections.handle(of: connectionID)
     }
 
     /// Opens or forgets the connection's sink once the engine accepted `command`.
