@@ -5,7 +5,7 @@ import Foundation
 /// SQLite's before schema v5, whose migration reads it): a blob of 16-byte records, position and
 /// time, each a little-endian 64-bit integer.
 enum StoredPasses {
-    static func encode(_ passes: [PointerPass]) -> Data {
+    static func encode(_ passes: some Collection<PointerPass>) -> Data {
         var data = Data(count: passes.count * 16)
         data.withUnsafeMutableBytes { raw in
             for (index, pass) in passes.enumerated() {
@@ -17,14 +17,14 @@ enum StoredPasses {
     }
 
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for a blob that is not whole records.
-    static func decode(_ data: Data) throws(StorageError) -> [PointerPass] {
+    static func decode(_ data: Data) throws(StorageError) -> PointerPasses {
         guard data.count % 16 == 0 else { throw .corrupt(path: "", reason: "pointer passes of \(data.count) bytes") }
         return data.withUnsafeBytes { raw in
-            (0..<data.count / 16).map { index in
+            PointerPasses((0..<data.count / 16).lazy.map { index in
                 PointerPass(
                     position: Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16, as: Int64.self))),
                     at: Timestamp(rawValue: Int64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 16 + 8, as: Int64.self))))
-            }
+            })
         }
     }
 }

@@ -11,8 +11,8 @@ struct SQLitePassLedgerTests {
 
     static func member(_ userID: String, read: [Int], delivered: [Int]) -> Member {
         var state = ReadState(joinedAt: Timestamp(rawValue: 0), messageCount: 0)
-        state.readPasses = read.map { PointerPass(position: $0, at: Timestamp(rawValue: Int64($0))) }
-        state.deliveredPasses = delivered.map { PointerPass(position: $0, at: Timestamp(rawValue: Int64($0))) }
+        state.readPasses = PointerPasses(read.map { PointerPass(position: $0, at: Timestamp(rawValue: Int64($0))) })
+        state.deliveredPasses = PointerPasses(delivered.map { PointerPass(position: $0, at: Timestamp(rawValue: Int64($0))) })
         return Member(userID: userID, createdAt: Timestamp(rawValue: 0), read: state)
     }
 

@@ -224,8 +224,8 @@ struct SQLitePointerPassesTests {
         defer { store.close() }
         let a = ChannelCID(type: "messaging", id: "a")
         let loaded = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["v"])
-        #expect(loaded.read.readPasses == readPasses)
-        #expect(loaded.read.deliveredPasses == deliveredPasses)
+        #expect(Array(loaded.read.readPasses) == readPasses)
+        #expect(Array(loaded.read.deliveredPasses) == deliveredPasses)
         let w = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["w"])
         #expect(w.read.readPasses == [readPasses[0]] && w.read.deliveredPasses.isEmpty)
         #expect(try Self.passBlobBytes(at: path) == 0)

@@ -130,6 +130,34 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
+    // A confirmation while the commit batch being written still holds the member (as it does when a
+    // member confirms again before its last batch is durable): its cost must not grow with the
+    // member's history of read pointer passes. One member has `history` passes; each iteration holds
+    // a copy of the member, as the batch does, and reads the next message.
+    for history in [1_000, 10_000] {
+        Benchmark("mark-read-holding-\(history / 1_000)k-passes", configuration: .init(metrics: metrics, scalingFactor: .one, maxIterations: 1_000)) { benchmark in
+            var engine = ReceiptsEngine()
+            var now: Int64 = 1_763_000_000_000_000
+            func apply(_ command: ReceiptsCommand) -> ReceiptsOutcome? {
+                now += 1000
+                return try? engine.apply(command, at: Timestamp(rawValue: now)).get()
+            }
+            for id in ["writer", "reader"] { _ = apply(.upsertUser(User(id: id, name: id))) }
+            _ = apply(.createChannel(cid: general, createdBy: "writer", members: ["writer", "reader"]))
+            for n in 0..<(history + 1_001) { _ = apply(.sendMessage(cid: general, userID: "writer", draft: MessageDraft(id: "m\(n)", text: "m"))) }
+            for n in 0..<history { _ = apply(.markRead(cid: general, userID: "reader", messageID: "m\(n)")) }
+            var next = history
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                let held = engine.channels[general]?.members["reader"]
+                blackHole(apply(.markRead(cid: general, userID: "reader", messageID: "m\(next)")))
+                blackHole(held)
+                next += 1
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+
     // A watch's channel state lists at most 100 read states: its cost must not grow with the channel.
     // The channels are built once (globals are initialised on first use), not for every sample.
     for members in [1_000, 16_000] {

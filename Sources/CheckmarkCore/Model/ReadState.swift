@@ -14,9 +14,9 @@ public struct ReadState: Sendable, Hashable {
     /// The message a mark unread started from, while the read pointer still stands just before it.
     public var markedUnreadMessageID: String?
     /// When the read pointer first passed each position (per-message receipts).
-    public var readPasses: [PointerPass]
+    public var readPasses: PointerPasses
     /// When the delivered pointer first passed each position (read passes raise it too).
-    public var deliveredPasses: [PointerPass]
+    public var deliveredPasses: PointerPasses
 
     /// The state of a member added at `time` when the channel holds `messageCount` messages: nothing
     /// from before counts as unread (and no receipt is recorded for it).

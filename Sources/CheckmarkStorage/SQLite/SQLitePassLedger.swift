@@ -13,10 +13,20 @@ struct SQLitePassLedger: Sendable {
     /// The passes of one member to write.
     enum Write: Equatable {
         /// Append these passes after the rows already stored.
-        case append(read: ArraySlice<PointerPass>, delivered: ArraySlice<PointerPass>)
+        case append(read: Slice<PointerPasses>, delivered: Slice<PointerPasses>)
         /// The stored rows are not the start of the member's passes (it left the channel and joined
         /// again, or holds fewer passes than are stored): delete its rows and write all of its passes.
         case rewrite
+
+        /// The same passes to append (compared pass by pass), or both rewrites.
+        static func == (lhs: Write, rhs: Write) -> Bool {
+            switch (lhs, rhs) {
+            case let (.append(read, delivered), .append(otherRead, otherDelivered)):
+                read.elementsEqual(otherRead) && delivered.elementsEqual(otherDelivered)
+            case (.rewrite, .rewrite): true
+            case (.append, .rewrite), (.rewrite, .append): false
+            }
+        }
     }
 
     /// How many passes of one kind are stored, and the position of the last of them.
@@ -31,12 +41,12 @@ struct SQLitePassLedger: Sendable {
             self.lastPosition = lastPosition
         }
 
-        init(_ passes: [PointerPass]) {
+        init(_ passes: PointerPasses) {
             self.init(count: passes.count, lastPosition: passes.last?.position ?? 0)
         }
 
         /// Whether `passes` begin with the stored ones (checked by the last stored position).
-        func isStart(of passes: [PointerPass]) -> Bool {
+        func isStart(of passes: PointerPasses) -> Bool {
             count <= passes.count && (count == 0 || passes[count - 1].position == lastPosition)
         }
     }

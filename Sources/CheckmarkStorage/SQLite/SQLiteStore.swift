@@ -176,7 +176,7 @@ package final class SQLiteStore: ReceiptsStore {
     }
 
     private static func append(_ pass: PointerPass, kind: PointerPassKind, to read: inout ReadState, of userID: String, in cid: ChannelCID) throws {
-        func append(_ pass: PointerPass, to passes: inout [PointerPass]) throws {
+        func append(_ pass: PointerPass, to passes: inout PointerPasses) throws {
             if let last = passes.last, last.position >= pass.position {
                 throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID) in \(cid) at \(pass.position), after one at \(last.position)")
             }
@@ -287,8 +287,8 @@ package final class SQLiteStore: ReceiptsStore {
     }
 
     /// Rows of `read` and `delivered` passes of `userID`, read pointer's first.
-    private static func passRows(_ userID: String, in cid: ChannelCID, read: ArraySlice<PointerPass>,
-                                 delivered: ArraySlice<PointerPass>) -> [StateTables.PassRow] {
+    private static func passRows(_ userID: String, in cid: ChannelCID, read: Slice<PointerPasses>,
+                                 delivered: Slice<PointerPasses>) -> [StateTables.PassRow] {
         read.map { (cid, userID, .read, $0) } + delivered.map { (cid, userID, .delivered, $0) }
     }
 
