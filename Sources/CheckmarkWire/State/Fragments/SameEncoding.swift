@@ -1,11 +1,23 @@
 import CheckmarkCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Whether two values encode to the same JSON bytes: text compared byte for byte. Swift's `==` on
 /// `String` compares by Unicode canonical equivalence, so "é" written as one character equals "e"
 /// and a combining accent, though their UTF-8, and so their JSON, differ.
 enum SameEncoding {
     static func text(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        guard a.utf8.count == b.utf8.count else { return false }
+        // Compared as memory: a channel state's watch compares every listed message's text, and a
+        // byte-by-byte loop over two UTF-8 views held the engine loop (issue 42's attack, debug build).
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
     }
 
     static func text(_ a: String?, _ b: String?) -> Bool {
