@@ -48,6 +48,36 @@ extension EndToEnd {
             #expect(Date().timeIntervalSince(started) < 3, "the body had to arrive within the timeout, trickle or not")
         }
 
+        /// Issue 42: an idle keep-alive connection was sent an unsolicited 408 before it was closed; a
+        /// client reusing the connection at that moment took the 408 for the answer to its new request.
+        @Test func anIdleKeepAliveConnectionIsClosedWithoutAResponse() async throws {
+            let server = try await TestServer.start { $0.requestTimeoutSeconds = 1 }
+            defer { Task { await server.stop() } }
+            let socket = try RawSocket(port: server.port)
+            socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(Self.statuses(socket.read(until: Array("ok\n".utf8))) == [200])
+            let idle = Date()
+            let after = socket.readAll()
+            #expect(after.isEmpty, "\(String(decoding: after, as: UTF8.self))")
+            #expect(Date().timeIntervalSince(idle) > 0.8 && Date().timeIntervalSince(idle) < 3, "closed once the idle timeout passed")
+        }
+
+        @Test func aRequestWhoseHeadStallsHalfwayStillGets408() async throws {
+            let server = try await TestServer.start { $0.requestTimeoutSeconds = 1 }
+            defer { Task { await server.stop() } }
+            // On a new connection, and on a kept-alive one after its first answer.
+            let fresh = try RawSocket(port: server.port)
+            fresh.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            let reused = try RawSocket(port: server.port)
+            reused.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(Self.statuses(reused.read(until: Array("ok".utf8))) == [200])
+            reused.send("GET /healthz HTTP/1.1\r\nHo")
+            for socket in [fresh, reused] {
+                let answer = socket.readAll()
+                #expect(Self.statuses(answer) == [408], "\(String(decoding: answer, as: UTF8.self))")
+            }
+        }
+
         @Test func malformedTransferEncodingIsAnswered400() async throws {
             let server = try await TestServer.start()
             defer { Task { await server.stop() } }

@@ -51,6 +51,8 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var failedFraming = false
     private var headTimer: Scheduled<Void>?
     private var keepAlive = true
+    /// Whether a request was answered and the connection kept open for the next.
+    private var answeredOne = false
     /// Lingering close after a 413: the answer is written, and the request's end arrived.
     private var tooLargeAnswered = false
     private var tooLargeEnded = false
@@ -308,6 +310,7 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             if keepAlive {
                 self.state = .idle
+                self.answeredOne = true
                 self.headGuard.requestCompleted()
                 self.armHeadTimer(context: context)
                 self.resumeQueued(context: context)
@@ -320,13 +323,17 @@ final class HTTPServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Slowloris guard: a whole request (head and body) must arrive within the limit (for keep-alive
-    /// connections, this is also the idle timeout between requests); 408 and close past it. A 413
+    /// Slowloris guard: a whole request (head and body) must arrive within the limit; 408 and close
+    /// past it. The same limit is the idle timeout of a keep-alive connection between requests: one
+    /// that answered a request and has received no byte of the next is closed without a response (a
+    /// client reusing it at that moment would take a 408 for the answer to its new request). A 413
     /// still being drained is simply closed.
     private func armHeadTimer(context: ChannelHandlerContext) {
         headTimer?.cancel()
         headTimer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headTimeout) { [self] in
             switch state {
+            case .idle where answeredOne && queued.isEmpty && !headGuard.headStarted:
+                context.close(promise: nil)
             case .idle, .receiving:
                 keepAlive = false
                 state = .responding

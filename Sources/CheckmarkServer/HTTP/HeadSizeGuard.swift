@@ -21,6 +21,9 @@ final class HeadSizeGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The head is parsed: bytes from here on are body or the next request.
     func headCompleted() { counting = false }
+    /// Whether a byte of the request head in progress has arrived (false for a connection idle
+    /// between requests).
+    var headStarted: Bool { count > 0 }
     /// A new request begins.
     func requestCompleted() {
         count = 0

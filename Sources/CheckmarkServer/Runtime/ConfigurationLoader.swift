@@ -32,7 +32,7 @@ package enum ConfigurationLoader {
         ("max_resume_events", "events one channel resume replays; further back the client re-reads state (default 10000)"),
         ("max_message_size", "largest WebSocket message in bytes, 1009 past it (default 16777216)"),
         ("max_request_body", "largest REST request body in bytes, 413 past it (default 1048576)"),
-        ("request_timeout", "seconds a whole HTTP request may take to arrive, and a keep-alive connection may idle, 408 past it (default 10)"),
+        ("request_timeout", "seconds a whole HTTP request may take to arrive (408 past it), and a keep-alive connection may idle (closed silently past it) (default 10)"),
         ("max_pending_connections", "HTTP connections that are not WebSocket yet, at once, 503 past it (default 4096)"),
         ("max_pipelined_bytes", "bytes of pipelined requests held while an earlier one is answered; past it the connection closes (default 2097152)"),
         ("accept_backoff", "milliseconds the listener stops accepting when out of descriptors or memory (default 1000)"),
