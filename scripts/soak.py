@@ -14,7 +14,9 @@ Checks: every well-behaved client got every message of its channel exactly once 
 never closed, and had every confirmation answered without error; delivery p99 under attack within
 --max-p99; /healthz answered within --max-health throughout (polled every 0.5 s by its own process;
 during the pending flood 503 is its documented answer too);
-each hostile kind got the documented answer (status or close code) and nothing else; RSS and open
+each hostile kind got the documented answer (status or close code) and nothing else; RSS stayed
+within --max-rss-peak of its start during the attack (one kind is issue 42's resume attack: one
+user's connections each asking at connect to replay 4.9 MB and never reading); RSS and open
 descriptors came back near their start. Prints `soak: N passed, M failed` last and exits non-zero
 on any failure.
 
@@ -48,6 +50,9 @@ CHANNELS = 10          # channels of 20 well-behaved members (and 10 of the host
 BAD_USERS = 100        # users the hostile clients connect as
 FLOOD_USER = f"bad{BAD_USERS - 1}"   # the REST flood's alone
 CHANNEL_TYPE = "soak"  # a channel type with delivery_events and read_events on
+HISTORY_CHANNELS = 5   # channels with a history for the resume attack (issue 42); max_watched is 5
+HISTORY_MESSAGES = 200 # messages of HISTORY_TEXT bytes in each: 4.9 MB to replay per connection
+HISTORY_TEXT = 4900
 
 
 def log(*parts):
@@ -252,6 +257,7 @@ class Hostile:
         "WS binary flood": ({"close 4008"}, None),
         "WS command flood": ({"close 4008"}, None),
         "WS watch, never read": ({"close 4009", "dropped"}, None),
+        "WS resume 5 channels from 0, never read": ({"close 4009", "dropped"}, None),
         "WS bad signature": ({"close 4001"}, None),
         "WS token of another user": ({"close 4001"}, None),
         "WS wrong api_key": ({"close 4001"}, None),
@@ -299,6 +305,8 @@ class Hostile:
             "WS 50,000-key object": (c(5), 100, 0), "WS nesting 100,000": (c(5), 100, 0), "WS 200 KB string": (c(5), 100, 0),
             "WS 17 MiB deflate bomb": (c(2), 20, 0), "WS binary flood": (c(5), 60, 0), "WS command flood": (c(5), 60, 0),
             "WS watch, never read": (c(20), 60, 16),
+            # One user's connections (under its limit of 64), each asking at connect to replay 4.9 MB.
+            "WS resume 5 channels from 0, never read": (c(20), 60, 16),
             "WS bad signature": (c(3), 100, 0), "WS token of another user": (c(3), 100, 0), "WS wrong api_key": (c(3), 100, 0),
             "WS no token": (c(3), 100, 0), "WS expired token": (c(3), 100, 0),
             "WS token nbf 2 min ahead": (c(2), 60, 0), "WS token iat 2 min ahead": (c(2), 60, 0),
@@ -589,21 +597,37 @@ class Hostile:
                 await ws.send(command)
         return await self.ws("WS command flood", self.user_url(user), action)
 
-    async def non_reader(self):
-        """Connects with a tiny receive buffer (no compression), sends `watch` after `watch` under the
-        command rate and never reads: the server must drop it as a slow consumer (4009). Then reads
-        what is left to find the close frame; closed or reset without one is 'dropped'."""
-        user = self.bad_user()
-        cid = f"{CHANNEL_TYPE}:soak{int(user[3:]) // 10}"   # one of the measured channels: its events too
+    async def open_non_reader(self, path):
+        """A connection with a tiny receive buffer (no compression), upgraded at `path` (/connect?...)."""
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.setblocking(False)
         await asyncio.get_running_loop().sock_connect(sock, (HOST, self.port))
         reader, writer = await asyncio.open_connection(sock=sock)
+        writer.write((f"GET {path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        return reader, writer
+
+    @staticmethod
+    async def close_of_non_reader(reader):
+        """Reads what is left (10 s at most) to find the close frame; closed or reset without one is
+        'dropped'."""
+        data, end = await read_all(reader, 10)
+        head, _, frames = data.partition(b"\r\n\r\n")
+        codes = close_codes_in(frames)
+        if codes:
+            return f"close {codes[-1]}", None
+        if end == "timeout":
+            return "still open after 22 s", head[:100]
+        return "dropped", (end, head[:60])
+
+    async def non_reader(self):
+        """Connects with a tiny receive buffer (no compression), sends `watch` after `watch` under the
+        command rate and never reads: the server must drop it as a slow consumer (4009)."""
+        user = self.bad_user()
+        cid = f"{CHANNEL_TYPE}:soak{int(user[3:]) // 10}"   # one of the measured channels: its events too
+        reader, writer = await self.open_non_reader(self.user_url(user).split(f"{HOST}:{self.port}", 1)[1])
         try:
-            path = self.user_url(user).split(f"{HOST}:{self.port}", 1)[1]
-            writer.write((f"GET {path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
             watch = frame(json.dumps({"type": "watch", "cid": cid}).encode())
             deadline = time.monotonic() + 12
             while time.monotonic() < deadline:
@@ -617,14 +641,25 @@ class Hostile:
                 if writer.transport.is_closing():
                     break
                 await asyncio.sleep(0.1)
-            data, end = await read_all(reader, 10)
-            head, _, frames = data.partition(b"\r\n\r\n")
-            codes = close_codes_in(frames)
-            if codes:
-                return f"close {codes[-1]}", None
-            if end == "timeout":
-                return "still open after 22 s", head[:100]
-            return "dropped", (end, head[:60])
+            return await self.close_of_non_reader(reader)
+        finally:
+            writer.close()
+
+    async def resume_non_reader(self):
+        """Issue 42's attack: one user's connections, each resuming HISTORY_CHANNELS channels (4.9 MB
+        in all) from channel_seq 0 at connect, with a tiny receive buffer, never reading. The server must
+        replay as the connection drains, so it holds a page per connection, not the whole replay, and
+        drop each as a slow consumer (4009) after the grace period."""
+        user = "bad98"   # one user for all of them: the limit is per user
+        resume = {f"{CHANNEL_TYPE}:hist{c}": 0 for c in range(HISTORY_CHANNELS)}
+        query = urllib.parse.urlencode({
+            "json": json.dumps({"user_id": user, "resume": resume}), "api_key": self.args.key,
+            "authorization": self.token({"user_id": user}), "stream-auth-type": "jwt"})
+        reader, writer = await self.open_non_reader(f"/connect?{query}")
+        try:
+            await writer.drain()
+            await asyncio.sleep(12)   # never reads: the grace period (5 s) passes meanwhile
+            return await self.close_of_non_reader(reader)
         finally:
             writer.close()
 
@@ -682,6 +717,7 @@ class Hostile:
             "WS binary flood": self.ws_binary_flood,
             "WS command flood": self.ws_command_flood,
             "WS watch, never read": self.non_reader,
+            "WS resume 5 channels from 0, never read": self.resume_non_reader,
             "WS bad signature": lambda: self.ws("WS bad signature", self.user_url(user="bad1", token=make_token("not-the-secret-at-all", {"user_id": "bad1"}))),
             "WS token of another user": lambda: self.ws("WS token of another user", self.user_url(user="bad2", token=other("bad2"))),
             "WS wrong api_key": lambda: self.ws("WS wrong api_key", self.user_url(key="not-the-key")),
@@ -834,6 +870,15 @@ class Soak:
             members = [f"good{c * per + i}" for i in range(per)] + [f"bad{c * bad_per + i}" for i in range(bad_per)]
             await self.rest("POST", f"/channels/{CHANNEL_TYPE}/soak{c}/query",
                             {"data": {"members": members, "created_by_id": members[0]}})
+        # The history the resume attack asks to replay: HISTORY_CHANNELS channels of the hostile users.
+        bad = [f"bad{i}" for i in range(BAD_USERS)]
+
+        async def history(c):
+            await self.rest("POST", f"/channels/{CHANNEL_TYPE}/hist{c}/query", {"data": {"members": bad, "created_by_id": "bad0"}})
+            for n in range(HISTORY_MESSAGES):
+                await self.rest("POST", f"/channels/{CHANNEL_TYPE}/hist{c}/message",
+                                {"message": {"id": f"hist{c}-{n}", "text": "h" * HISTORY_TEXT, "user_id": "bad0"}})
+        await asyncio.gather(*(history(c) for c in range(HISTORY_CHANNELS)))
 
     # --- well-behaved clients
 
@@ -1159,10 +1204,15 @@ class Soak:
             sample = hostile["samples"].get(kind)
             self.check(ok, f"{kind}: expected {' or '.join(expected)}" + (f" (some {required})" if required else "")
                        + f"; got {detail}" + (f" [e.g. {sample}]" if sample and not ok else ""))
-        non_readers = sum(hostile["outcomes"].get("WS watch, never read", {}).values())
+        non_readers = sum(sum(hostile["outcomes"].get(kind, {}).values())
+                          for kind in ("WS watch, never read", "WS resume 5 channels from 0, never read"))
         self.check(non_readers and hostile["slow_consumer_disconnects"] >= non_readers,
                    f"every client that never read was dropped as a slow consumer "
                    f"({hostile['slow_consumer_disconnects']:.0f} slow-consumer disconnects for {non_readers} such clients)")
+        self.check(peak_rss <= start_rss + (a.max_rss_peak << 20),
+                   f"RSS during the attack within bounds: peak {mib(peak_rss)} from {mib(start_rss)} "
+                   f"(bound start + {a.max_rss_peak} MiB; the resume attack alone asked for "
+                   f"{HISTORY_CHANNELS * HISTORY_MESSAGES * HISTORY_TEXT * 20 / 1e6:.0f} MB of replay at once)")
         self.check(end_rss <= start_rss + (a.max_rss_growth << 20),
                    f"RSS back near the start: {mib(start_rss)} -> {mib(end_rss)} (peak {mib(peak_rss)}; "
                    f"bound start + {a.max_rss_growth} MiB)")
@@ -1185,6 +1235,8 @@ def main():
     parser.add_argument("--max-p99", type=float, default=2.0, help="bound on the delivery p99 under attack, seconds (default 2)")
     parser.add_argument("--max-health", type=float, default=1.0, help="bound on /healthz latency, seconds (default 1)")
     parser.add_argument("--max-rss-growth", type=int, default=64, help="MiB the end RSS may exceed the start by (default 64)")
+    parser.add_argument("--max-rss-peak", type=int, default=256,
+                        help="MiB the RSS may exceed the start by at its peak during the attack (default 256)")
     parser.add_argument("--max-fd-growth", type=int, default=20, help="descriptors the end may exceed the start by (default 20)")
     parser.add_argument("--max-watched", type=int, default=1000,
                         help="the server's max_watched_channels (scripts/soak.sh sets it; default 1000)")

@@ -11,9 +11,13 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     func commit(_ batch: CommitBatch) throws(StorageError)
     /// Journal entries with `seq > after`, oldest first, at most `limit`.
     func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry]
-    /// The journal events of one channel with `after < channel_seq <= through`, oldest first. Events the
-    /// retention policy removed are simply absent: the caller checks that the sequences are consecutive.
-    func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent]
+    /// The journal events of one channel with `after < channel_seq <= through`, oldest first: at most
+    /// `limit` of them, whose JSON is at most `maxBytes` in all (a first event larger than that comes
+    /// alone, so that a page always moves on). Events the retention policy removed are
+    /// simply absent: the caller checks that the sequences are consecutive. Unlike every other call,
+    /// this one may come from any thread, at the same time as the writer's: it reads committed data
+    /// on a connection of its own and never waits for a commit, nor makes one wait.
+    func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent]
     /// Removes journal history the policy no longer keeps.
     /// - Returns: how many entries and events were removed.
     func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int)
@@ -21,4 +25,11 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     var isReady: Bool { get }
     /// Closes the database; later calls throw ``StorageError/closed``.
     func close()
+}
+
+extension ReceiptsStore {
+    /// Every journal event of one channel with `after < channel_seq <= through`, oldest first.
+    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+        try channelEvents(cid, after: after, through: through, limit: .max, maxBytes: .max)
+    }
 }

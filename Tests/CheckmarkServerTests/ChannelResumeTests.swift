@@ -12,29 +12,32 @@ struct ChannelResumeTests {
         JournalEvent(seq: seq + 100, cid: general, channelSeq: seq, type: type, audience: audience, json: Array("{}".utf8))
     }
 
-    static func replayed(_ resume: ChannelResume?) -> [Int64]? {
-        guard case .replayed(let events)? = resume?.outcome else { return nil }
-        return events.compactMap(\.channelSeq)
+    /// The sequences one page replays, or nil when the journal cannot give it.
+    static func replayed(_ page: Result<ChannelResume.Page, ChannelResume.UnavailableReplay>) -> [Int64]? {
+        guard case .success(let page) = page else { return nil }
+        return page.events.compactMap(\.channelSeq)
+    }
+
+    static func reason(_ page: Result<ChannelResume.Page, ChannelResume.UnavailableReplay>) -> String? {
+        guard case .failure(let unavailable) = page else { return nil }
+        return unavailable.reason
     }
 
     @Test(arguments: [
-        // (after, head, maxEvents, needs the journal, replays nothing, reason contains)
-        (Int64(-1), Int64(5), 100, false, false, "negative"),
-        (7, 5, 100, false, false, "no event 7"),
-        (0, 200, 100, false, false, "more than the 100"),
-        (5, 5, 100, false, true, ""),
-        (2, 5, 100, true, false, ""),
+        // (after, head, maxEvents, replays, reason contains)
+        (Int64(-1), Int64(5), 100, false, "negative"),
+        (7, 5, 100, false, "no event 7"),
+        (0, 200, 100, false, "more than the 100"),
+        (5, 5, 100, true, ""),
+        (2, 5, 100, true, ""),
     ])
-    func precheckDecidesWithoutTheJournalWhereItCan(after: Int64, head: Int64, max: Int, readsJournal: Bool, empty: Bool, reason: String) {
-        let early = ChannelResume.precheck(cid: Self.general, after: after, head: head, maxEvents: max)
-        #expect((early == nil) == readsJournal)
-        if empty { #expect(Self.replayed(early) == []) }
-        if !reason.isEmpty {
-            guard case .unavailable(let text)? = early?.outcome else {
-                Issue.record("expected unavailable, got \(String(describing: early))")
-                return
-            }
-            #expect(text.contains(reason))
+    func planDecidesWithoutTheJournalWhereItCan(after: Int64, head: Int64, max: Int, replays: Bool, reason: String) {
+        let plan = ChannelResume.plan(cid: Self.general, after: after, head: head, maxEvents: max, openedAfterEventSeq: 42)
+        switch plan.outcome {
+        case .replay(let openedAfter):
+            #expect(replays && openedAfter == 42)
+        case .unavailable(let text):
+            #expect(!replays && text.contains(reason), "\(text)")
         }
     }
 
@@ -43,10 +46,18 @@ struct ChannelResumeTests {
             Self.row(3), Self.row(4, "message.read", .userWatching("carol")), Self.row(5, "notification.mark_read", .user("bob")),
             Self.row(6, "notification.message_new", .nonWatchingMembers), Self.row(7, "message.read"),
         ]
-        let bob = ChannelResume.build(cid: Self.general, userID: "bob", after: 2, head: 7, rows: rows)
+        let bob = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 7, rows: rows)
         #expect(Self.replayed(bob) == [3, 5, 7], "carol's private read and the non-watcher notification are not bob's")
-        let carol = ChannelResume.build(cid: Self.general, userID: "carol", after: 2, head: 7, rows: rows)
+        let carol = ChannelResume.page(cid: Self.general, userID: "carol", expected: 3, head: 7, rows: rows)
         #expect(Self.replayed(carol) == [3, 4, 7])
+    }
+
+    @Test func aPageCoversTheRowsReadAndTheNextStartsAfterThem() throws {
+        let first = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 9,
+                                       rows: [Self.row(3), Self.row(4, "message.read", .userWatching("carol"))])
+        #expect(try first.get().through == 4, "carol's read is not bob's, but the page covered it")
+        let second = ChannelResume.page(cid: Self.general, userID: "bob", expected: 5, head: 9, rows: [Self.row(5)])
+        #expect(Self.replayed(second) == [5])
     }
 
     @Test func ownNotificationsEmittedWhileTheConnectionWasOpenAreNotReplayedAgain() {
@@ -54,8 +65,8 @@ struct ChannelResumeTests {
         let rows = [Self.row(3, "notification.mark_read", .user("bob")), Self.row(5, "notification.mark_read", .user("bob")),
                     Self.row(6, "message.read", .userWatching("bob")), Self.row(4)]
             .sorted { $0.seq < $1.seq }
-        let resume = ChannelResume.build(cid: Self.general, userID: "bob", after: 2, head: 6, rows: rows, openedAfterEventSeq: 104)
-        #expect(Self.replayed(resume) == [3, 4, 6], "5 reached every connection of bob live; 6 went only to watching ones")
+        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows, openedAfterEventSeq: 104)
+        #expect(Self.replayed(page) == [3, 4, 6], "5 reached every connection of bob live; 6 went only to watching ones")
     }
 
     @Test(arguments: [EventAudience.watchers, .user("bob"), .userWatching("carol"), .nonWatchingMembers])
@@ -68,25 +79,18 @@ struct ChannelResumeTests {
     }
 
     @Test func prunedStartIsReportedNotSkipped() {
-        let resume = ChannelResume.build(cid: Self.general, userID: "bob", after: 2, head: 6, rows: [Self.row(5), Self.row(6)])
-        guard case .unavailable(let reason) = resume.outcome else {
-            Issue.record("a pruned journal must not replay a partial history")
-            return
-        }
-        #expect(reason.contains("from 5 on"))
+        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: [Self.row(5), Self.row(6)])
+        #expect(Self.reason(page)?.contains("from 5 on") == true, "a pruned journal must not replay a partial history")
     }
 
     @Test func missingTailIsReportedNotSkipped() {
-        let resume = ChannelResume.build(cid: Self.general, userID: "bob", after: 2, head: 6, rows: [Self.row(3), Self.row(4)])
-        #expect(Self.replayed(resume) == nil)
+        // The first page read 3 and 4; the next finds nothing where 5 and 6 should be.
+        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 5, head: 6, rows: [])
+        #expect(Self.reason(page)?.contains("after 4") == true)
     }
 
     @Test func eventsWithoutAudienceCannotBeResumedFrom() {
-        let resume = ChannelResume.build(cid: Self.general, userID: "bob", after: 2, head: 4, rows: [Self.row(3), Self.row(4, "message.read", nil)])
-        guard case .unavailable(let reason) = resume.outcome else {
-            Issue.record("an event of unknown audience might be private: refuse")
-            return
-        }
-        #expect(reason.contains("older version"))
+        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 4, rows: [Self.row(3), Self.row(4, "message.read", nil)])
+        #expect(Self.reason(page)?.contains("older version") == true, "an event of unknown audience might be private: refuse")
     }
 }

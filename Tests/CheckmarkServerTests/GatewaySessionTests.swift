@@ -62,6 +62,8 @@ enum Transcript {
         case .readHealthCheck(let connectionID, _): return "read health.check \(connectionID)"
         case .submit(let request, _, _): return "submit \(request.requestID ?? "-")"
         case .watch(let cid, let lastSeq, let requestID, _, _): return "watch \(cid) after \(lastSeq.map(String.init) ?? "-") \(requestID ?? "-")"
+        case .readReplayPage(let resume, let expected): return "read page \(resume.cid) from \(expected)"
+        case .continueReplay: return "continue replay"
         case .startSlowConsumerTimer(let grace): return "timer \(grace.nanoseconds / 1_000_000) ms"
         case .cancelSlowConsumerTimer: return "cancel timer"
         case .count(.authenticationFailed(let reason)): return "count auth failure \(reason.rawValue)"
@@ -245,6 +247,14 @@ struct GatewaySessionResumeTests {
                        .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: resume)), at: Transcript.at)
     }
 
+    static func plan(after: Int64, head: Int64, _ cid: ChannelCID = Transcript.room) -> ChannelResume {
+        ChannelResume.plan(cid: cid, after: after, head: head, maxEvents: 10_000)
+    }
+
+    static func page(_ seqs: [Int64], through: Int64, _ cid: ChannelCID = Transcript.room) -> GatewaySession.Input {
+        .replayPageRead(cid, .success(ChannelResume.Page(events: seqs.map { Transcript.journal($0, cid) }, through: through)), at: Transcript.at)
+    }
+
     @Test func missedEventsComeFirstThenTheMarkerThenTheLiveEventsHeldMeanwhile() {
         var run = Transcript.Run.ready()
         #expect(run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":2,"request_id":"w1"}"#)) == ["watch messaging:room after 2 w1"])
@@ -252,11 +262,13 @@ struct GatewaySessionResumeTests {
         #expect(run(Transcript.live(4)) == [])
         #expect(run(Transcript.live(5)) == [])
         #expect(run(Transcript.live(1, Transcript.hall)) == ["live hall 1"])
-        let resume = ChannelResume(cid: Transcript.room, after: 2, head: 4, outcome: .replayed([Transcript.journal(3), Transcript.journal(4)]))
-        #expect(run(Self.answer(resume)) == [
-            #"reply {"type":"reply","request_id":"w1","result":{}}"#,
-            "replayed 3", "replayed 4", "count resumed 2", "marker resumed", "live room 5",
+        #expect(run(Self.answer(Self.plan(after: 2, head: 4))) == [
+            #"reply {"type":"reply","request_id":"w1","result":{}}"#, "read page messaging:room from 3",
         ])
+        #expect(run(Self.page([3, 4], through: 4)) == [
+            "replayed 3", "replayed 4", "count resumed 2", "marker resumed", "live room 5", "continue replay",
+        ])
+        #expect(run(.replayContinued) == [])
         #expect(run(Transcript.live(6)) == ["live room 6"])
     }
 
@@ -265,8 +277,67 @@ struct GatewaySessionResumeTests {
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":1,"request_id":"w1"}"#))
         // 3 reached the connection live (the user's own notification): not in the replay, sent in its place.
         _ = run(Transcript.live(3))
-        let resume = ChannelResume(cid: Transcript.room, after: 1, head: 4, outcome: .replayed([Transcript.journal(2), Transcript.journal(4)]))
-        #expect(run(Self.answer(resume)).dropFirst() == ["replayed 2", "live room 3", "replayed 4", "count resumed 2", "marker resumed"])
+        _ = run(Self.answer(Self.plan(after: 1, head: 4)))
+        #expect(run(Self.page([2, 4], through: 4)) == ["replayed 2", "live room 3", "replayed 4", "count resumed 2", "marker resumed", "continue replay"])
+    }
+
+    @Test func theNextPageIsReadOnlyOnceTheSocketTookTheLastOne() {
+        var run = Transcript.Run.ready()
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        _ = run(Transcript.live(601))
+        #expect(run(Self.answer(Self.plan(after: 0, head: 600))).last == "read page messaging:room from 1")
+        #expect(run(Self.page([1, 2], through: 2)) == ["replayed 1", "replayed 2", "continue replay"])
+        // The socket holds what it was sent: nothing more is read until it drains.
+        #expect(run(.writabilityChanged(isWritable: false)) == ["reading off", "timer 5000 ms"])
+        #expect(run(.replayContinued) == [])
+        #expect(run(.writabilityChanged(isWritable: true)) == ["reading on", "read page messaging:room from 3", "cancel timer"])
+        // A page is read once: drained again while it is read, nothing more is asked.
+        _ = run(.writabilityChanged(isWritable: false))
+        #expect(run(.writabilityChanged(isWritable: true)) == ["reading on", "cancel timer"])
+        #expect(run(Self.page([3, 600], through: 600)) == ["replayed 3", "replayed 600", "count resumed 4", "marker resumed", "live room 601", "continue replay"])
+    }
+
+    @Test func aConnectionThatNeverReadsIsClosedWith4009AndReadsNoMorePages() {
+        var run = Transcript.Run.ready(limits: GatewayLimits(slowConsumerGraceMilliseconds: 250))
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        _ = run(Self.answer(Self.plan(after: 0, head: 10_000)))
+        _ = run(Self.page([1], through: 256))
+        _ = run(.writabilityChanged(isWritable: false))
+        #expect(run(.slowConsumerTimerFired(bufferedBytes: 300_000)) == ["count slow consumer", "log slow_consumer", "close 4009"])
+        #expect(run(.replayContinued) == [])
+        #expect(run(.writabilityChanged(isWritable: true)) == [])
+        #expect(run(Self.page([257], through: 512)) == [])
+    }
+
+    @Test func channelsAreReplayedOneAtATimeInTheOrderTheirWatchesWereAnswered() {
+        var run = Transcript.Run.ready()
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:hall","last_seq":0,"request_id":"w1"}"#))
+        #expect(run(Self.answer(Self.plan(after: 0, head: 2))).last == "read page messaging:room from 1")
+        #expect(run(Self.answer(Self.plan(after: 0, head: 1, Transcript.hall))).count == 1, "the reply only: the hall waits its turn")
+        #expect(run(Self.page([1, 2], through: 2)).last == "continue replay")
+        #expect(run(.replayContinued) == ["read page messaging:hall from 1"])
+        #expect(run(Self.page([1], through: 1, Transcript.hall)) == ["replayed 1", "count resumed 1", "marker resumed", "continue replay"])
+    }
+
+    @Test func aPageTheJournalCannotGiveEndsTheResumeWithTheReasonAndReleasesTheHeldEvents() {
+        var run = Transcript.Run.ready()
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        _ = run(Transcript.live(700))
+        _ = run(Self.answer(Self.plan(after: 0, head: 600)))
+        _ = run(Self.page([1], through: 256))
+        _ = run(.replayContinued)
+        let pruned = GatewaySession.Input.replayPageRead(Transcript.room, .failure(.init(reason: "pruned")), at: Transcript.at)
+        #expect(run(pruned) == ["count resume failed", "marker resume_failed", "live room 700", "continue replay"])
+        #expect(run(Transcript.live(701)) == ["live room 701"])
+    }
+
+    @Test func liveEventsHeldPastTheOutboundLimitCloseTheConnectionWith4009() {
+        var run = Transcript.Run.ready(limits: GatewayLimits(maxOutboundBufferBytes: 20))
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        #expect(run(Transcript.live(8)) == [], "12 bytes held")
+        #expect(run(Transcript.live(9)) == ["count slow consumer", "log slow_consumer", "close 4009"])
+        #expect(run(Self.answer(Self.plan(after: 0, head: 7))).contains("read page messaging:room from 1") == false)
     }
 
     @Test func aResumeNamedOnConnectHoldsItsChannelFromTheStart() {
@@ -275,8 +346,28 @@ struct GatewaySessionResumeTests {
         _ = run(.slotAcquired)
         _ = run(Transcript.live(8))
         #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "watch messaging:room after 7 resume:messaging:room"])
-        let resume = ChannelResume(cid: Transcript.room, after: 7, head: 7, outcome: .replayed([]))
-        #expect(run(Self.answer(resume)).dropFirst() == ["count resumed 0", "marker resumed", "live room 8"])
+        #expect(run(Self.answer(Self.plan(after: 7, head: 7))).dropFirst() == ["count resumed 0", "marker resumed", "live room 8"])
+    }
+
+    @Test func channelsNamedOnConnectAreWatchedOneAtATimeEachOnceThePreviousReplayEnded() {
+        var run = Transcript.Run()
+        _ = run(.opened(.success(Transcript.identity(resume: [(Transcript.room, 0), (Transcript.hall, 3)]))))
+        _ = run(.slotAcquired)
+        #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "watch messaging:room after 0 resume:messaging:room"])
+        _ = run(Transcript.live(9, Transcript.hall))
+        let room = GatewaySession.Input.watchAnswered(Transcript.room, lastSeq: 0, requestID: "resume:messaging:room",
+                                                      .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: Self.plan(after: 0, head: 2))),
+                                                      at: Transcript.at)
+        #expect(run(room).last == "read page messaging:room from 1", "the hall waits until the room's replay ended")
+        #expect(run(Self.page([1, 2], through: 2)).suffix(3) == ["count resumed 2", "marker resumed", "continue replay"])
+        // The socket holds what it was sent: the next watch waits until it drains.
+        _ = run(.writabilityChanged(isWritable: false))
+        #expect(run(.replayContinued) == [])
+        #expect(run(.writabilityChanged(isWritable: true)) == ["reading on", "watch messaging:hall after 3 resume:messaging:hall", "cancel timer"])
+        let hall = GatewaySession.Input.watchAnswered(Transcript.hall, lastSeq: 3, requestID: "resume:messaging:hall",
+                                                      .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: Self.plan(after: 3, head: 3, Transcript.hall))),
+                                                      at: Transcript.at)
+        #expect(run(hall).dropFirst() == ["count resumed 0", "marker resumed", "live hall 9"])
     }
 
     @Test func anUnavailableResumeSaysSoAndReleasesTheHeldEvents() {
@@ -300,9 +391,23 @@ struct GatewaySessionResumeTests {
             let held = buffer.hold(ByteBuffer(string: "\(seq)"), cid: Transcript.room, channelSeq: seq, beforeFirstHealthCheck: false)
             #expect(held)
         }
-        let out = buffer.finish(Transcript.room, replayedSeqs: [4, 5, 6], head: 6)
-        #expect(out == [.held(ByteBuffer(string: "3")), .replayed(0), .replayed(1), .replayed(2), .marker, .held(ByteBuffer(string: "8"))])
-        #expect(!buffer.isResuming(Transcript.room))
+        #expect(buffer.heldBytes == 4)
+        #expect(buffer.page(Transcript.room, replayedSeqs: [4, 5], through: 5) == [.held(ByteBuffer(string: "3")), .replayed(0), .replayed(1)])
+        #expect(buffer.heldBytes == 2, "3 sent, 5 replayed: 6 and 8 still held")
+        #expect(buffer.page(Transcript.room, replayedSeqs: [6], through: 6) == [.replayed(0)])
+        #expect(buffer.finish(Transcript.room, head: 6) == [.marker, .held(ByteBuffer(string: "8"))])
+        #expect(!buffer.isResuming(Transcript.room) && buffer.heldBytes == 0)
+    }
+
+    @Test func aCopyOfTheResumeBufferHoldsOnItsOwn() {
+        var buffer = ResumeBuffer()
+        buffer.beginResume(Transcript.room)
+        _ = buffer.hold(ByteBuffer(string: "1"), cid: Transcript.room, channelSeq: 1, beforeFirstHealthCheck: false)
+        var copy = buffer
+        _ = copy.hold(ByteBuffer(string: "2"), cid: Transcript.room, channelSeq: 2, beforeFirstHealthCheck: false)
+        #expect(buffer.heldBytes == 1 && copy.heldBytes == 2)
+        #expect(buffer.release(Transcript.room) == [ByteBuffer(string: "1")])
+        #expect(copy.release(Transcript.room) == [ByteBuffer(string: "1"), ByteBuffer(string: "2")])
     }
 }
 

@@ -32,8 +32,8 @@ final class FailingCommitStore: ReceiptsStore, @unchecked Sendable {
 
     func load() throws(StorageError) -> StoredState { try store.load() }
     func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] { try store.journal(after: seq, limit: limit) }
-    func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
-        try store.channelEvents(cid, after: after, through: through)
+    func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
+        try store.channelEvents(cid, after: after, through: through, limit: limit, maxBytes: maxBytes)
     }
     func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) { try store.prune(policy, now: now) }
     var isReady: Bool { store.isReady }

@@ -75,8 +75,13 @@ final class GatewayConnection: WebSocketApplication, EventSink {
     func deliver(frame: ByteBuffer, type: String, cid: ChannelCID?, channelSeq: Int64?) -> Bool {
         // The per-recipient path: the session's decision without an action list.
         switch session.eventFannedOut(frame, cid: cid, channelSeq: channelSeq) {
-        case .send: sendEvent(frame)
-        case .held, .dropped: false
+        case .send:
+            return sendEvent(frame)
+        case .held, .dropped:
+            return false
+        case .heldPastLimit:
+            handle(.heldPastLimit)
+            return false
         }
     }
 
@@ -135,6 +140,10 @@ final class GatewayConnection: WebSocketApplication, EventSink {
                 }
         case .watch(let cid, let lastSeq, let requestID, let connectionID, let userID):
             watch(cid, lastSeq: lastSeq, requestID: requestID, connectionID: connectionID, userID: userID)
+        case .readReplayPage(let resume, let expected):
+            readReplayPage(resume, expected: expected)
+        case .continueReplay:
+            handle(.replayContinued)
         case .startSlowConsumerTimer(let grace):
             unwritableTimer = eventLoop.assumeIsolated().scheduleTask(in: grace) { [self] in
                 unwritableTimer = nil
@@ -263,6 +272,17 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             }
             .hop(to: eventLoop).assumeIsolated().whenComplete { outcome in
                 self.handle(.watchAnswered(cid, lastSeq: lastSeq, requestID: requestID, outcome.mapError { WireError(any: $0) }, at: WallClock.now()))
+            }
+    }
+
+    /// Reads the next page of a replay beside the engine loop and the writer; the session gets it here.
+    private func readReplayPage(_ resume: ChannelResume, expected: Int64) {
+        guard let userID = session.userID else { return }
+        let maxBytes = min(ResumeReplay.pageBytes, gateway.limits.maxOutboundBufferBytes)
+        gateway.service.readReplayPage(resume, userID: userID, expected: expected, limit: ResumeReplay.pageEvents, maxBytes: maxBytes,
+                                       on: eventLoop)
+            .assumeIsolated().whenSuccess { page in
+                self.handle(.replayPageRead(resume.cid, page, at: WallClock.now()))
             }
     }
 

@@ -41,8 +41,14 @@ struct GatewaySession {
         case healthCheckAnswered(ByteBuffer?)
         case commandAnswered(requestID: String?, Result<[UInt8], WireError>)
         case watchAnswered(ChannelCID, lastSeq: Int64?, requestID: String?, Result<WatchAnswer, WireError>, at: Timestamp)
+        /// A page of a replay was read (``Action/readReplayPage(_:expected:)``), or why it could not be.
+        case replayPageRead(ChannelCID, Result<ChannelResume.Page, ChannelResume.UnavailableReplay>, at: Timestamp)
+        /// What ``Action/continueReplay`` asked for: the frames before it were queued.
+        case replayContinued
         /// An event's frame fanned out to this connection.
         case eventFannedOut(ByteBuffer, cid: ChannelCID?, channelSeq: Int64?)
+        /// Live events held for resumes passed the outbound limit (``FanOutDisposition/heldPastLimit``).
+        case heldPastLimit
         case writabilityChanged(isWritable: Bool)
         /// The slow-consumer timer fired; what the socket holds now (for the log).
         case slowConsumerTimerFired(bufferedBytes: Int)
@@ -103,6 +109,12 @@ struct GatewaySession {
         case readHealthCheck(connectionID: String, userID: String)
         case submit(GatewayRequest, connectionID: String, userID: String)
         case watch(ChannelCID, lastSeq: Int64?, requestID: String?, connectionID: String, userID: String)
+        /// Read the next page of this resume's replay, from `channel_seq` `expected` on
+        /// (``Input/replayPageRead(_:_:at:)`` answers).
+        case readReplayPage(ChannelResume, expected: Int64)
+        /// Come back with ``Input/replayContinued`` once the actions before this one are performed, so
+        /// that the next page is read only if the socket took what was queued.
+        case continueReplay
         case startSlowConsumerTimer(TimeAmount)
         case cancelSlowConsumerTimer
         case count(Metric)
@@ -121,13 +133,18 @@ struct GatewaySession {
     /// When the current one-second window of refusals for the rate began.
     private var refusalWindowStart = NIODeadline.uptimeNanoseconds(0)
     private var buffer = ResumeBuffer()
+    /// Replays under way (the first) and waiting their turn, in the order their watches were answered.
+    private var replays: [ResumeReplay] = []
     private var watched: Set<ChannelCID> = []
     /// Channels named by `resume` on connect, watched right after the first `health.check`.
     private var resumeOnConnect: [(ChannelCID, Int64)] = []
     /// Commands refused for the rate in the current window (stops counting at `Int32.max`).
     private var refusedInWindow: Int32 = 0
     /// Commands received and not answered yet (reading pauses at ``GatewayLimits/maxCommandsInFlight``).
-    private var inFlight: Int32 = 0
+    /// (At most ``GatewayLimits/maxCommandsInFlight`` plus the commands of one read of 64 KiB.)
+    private var inFlight: Int16 = 0
+    /// Whether a watch named by `resume` on connect is being answered (they are made one at a time).
+    private var connectResumeInFlight = false
     private(set) var state: State = .authenticating(userID: nil)
     /// Whether frames may still be queued (not after a slow-consumer close, nor once gone).
     private var outboundOpen = true
@@ -188,11 +205,15 @@ struct GatewaySession {
         case .commandAnswered(let requestID, let result): commandAnswered(requestID, result)
         case .watchAnswered(let cid, let lastSeq, let requestID, let result, let now):
             watchAnswered(cid, lastSeq: lastSeq, requestID: requestID, result, now: now)
+        case .replayPageRead(let cid, let page, let now): replayPageRead(cid, page, now: now)
+        case .replayContinued: continueReplay()
         case .eventFannedOut(let frame, let cid, let channelSeq):
             switch eventFannedOut(frame, cid: cid, channelSeq: channelSeq) {
             case .send: [.sendFrame(frame)]
             case .held, .dropped: []
+            case .heldPastLimit: heldPastLimit()
             }
+        case .heldPastLimit: heldPastLimit()
         case .writabilityChanged(let isWritable): writabilityChanged(isWritable)
         case .slowConsumerTimerFired(let buffered): slowConsumerTimerFired(buffered: buffered)
         case .closeRequested(let refusal, let reason): closeRequested(refusal, reason: reason)
@@ -253,11 +274,7 @@ struct GatewaySession {
             state = .ready(connectionID: connectionID, userID: userID)
             var actions: [Action] = [.sendText(healthCheck, .healthCheck)]
             actions += buffer.takeBeforeHealthCheck().map { .sendFrame($0) }
-            for (cid, after) in resumeOnConnect {
-                actions += watch(cid, lastSeq: after, requestID: "resume:\(cid)", held: true)
-            }
-            resumeOnConnect = []
-            return actions
+            return actions + continueReplay()
         case .closing(nil, let userID, let holdsSlot):
             // Closed by the server while registering: given back when the socket goes.
             state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
@@ -357,11 +374,13 @@ struct GatewaySession {
             }
         }
         watched.insert(cid)
+        if held { connectResumeInFlight = true }
         return began() + [.watch(cid, lastSeq: lastSeq, requestID: requestID, connectionID: connectionID, userID: userID)]
     }
 
     private mutating func watchAnswered(_ cid: ChannelCID, lastSeq: Int64?, requestID: String?, _ result: Result<WatchAnswer, WireError>,
                                         now: Timestamp) -> [Action] {
+        if requestID == Self.connectResumeRequestID(cid) { connectResumeInFlight = false }
         var actions: [Action]
         switch result {
         case .success(let answer):
@@ -372,32 +391,97 @@ struct GatewaySession {
             actions = replyError(error, requestID: requestID)
             if lastSeq != nil { actions += buffer.release(cid).map { .sendFrame($0) } }
         }
-        return actions + answered()
+        return actions + answered() + continueReplay()
     }
 
-    /// The replayed events merged in channel order with the user's own notifications that reached the
-    /// connection while it was held (those are not in the replay), then the marker, then the live
-    /// events after the seam (``ResumeBuffer/finish(_:replayedSeqs:head:)``).
+    /// Starts a resume's replay, or says why there is none: the replay's pages come as the socket
+    /// drains (``continueReplay()``), then the marker; the live events of the channel wait meanwhile.
     private mutating func finishResume(_ resume: ChannelResume, counts: UnreadCounts, now: Timestamp) -> [Action] {
         switch resume.outcome {
-        case .replayed(let events):
-            return buffer.finish(resume.cid, replayedSeqs: events.map(\.channelSeq), head: resume.head).flatMap { output -> [Action] in
+        case .replay:
+            let replay = ResumeReplay(resume, counts: counts)
+            guard resume.head > resume.after else { return send(buffer.finish(resume.cid, head: resume.head), of: replay, now: now) }
+            replays.append(replay)
+            return continueReplay()
+        case .unavailable(let reason):
+            return resumeFailed(resume, reason: reason, now: now)
+        }
+    }
+
+    private mutating func resumeFailed(_ resume: ChannelResume, reason: String, now: Timestamp) -> [Action] {
+        let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
+                                                  result: .failed(reason: reason))
+        return [.count(.resumeFailed), .sendText(marker, .resumeMarker)] + buffer.release(resume.cid).map { .sendFrame($0) }
+    }
+
+    /// Reads the next page of the replay under way, unless one is being read, the socket holds what it
+    /// was sent (unwritable: the page is read once it drains), or nothing more may be queued.
+    /// Once no replay is left, watches the next channel named by `resume` on connect: one at a time,
+    /// so that their replies and replays are queued one after the other as the socket drains.
+    private mutating func continueReplay() -> [Action] {
+        guard outboundOpen, case .ready = state, isWritable else { return [] }
+        guard let next = replays.first else { return watchNextResumedOnConnect() }
+        guard !next.reading else { return [] }
+        replays[0].reading = true
+        return [.readReplayPage(next.resume, expected: next.expected)]
+    }
+
+    private mutating func watchNextResumedOnConnect() -> [Action] {
+        var actions: [Action] = []
+        // A channel past the watch limit is refused at once: the next one is tried.
+        while !connectResumeInFlight, !resumeOnConnect.isEmpty {
+            let (cid, after) = resumeOnConnect.removeFirst()
+            actions += watch(cid, lastSeq: after, requestID: Self.connectResumeRequestID(cid), held: true)
+        }
+        return actions
+    }
+
+    /// The `request_id` of the reply to a watch named by `resume` on connect.
+    private static func connectResumeRequestID(_ cid: ChannelCID) -> String { "resume:\(cid)" }
+
+    /// Sends a page of the replay under way (merged with the held events it lacks), and ends the
+    /// replay with its marker once the pages reached the head; a page the journal cannot give ends it
+    /// with `channel.resume_failed` (what was sent stays sent; the client re-reads the channel's state).
+    private mutating func replayPageRead(_ cid: ChannelCID, _ result: Result<ChannelResume.Page, ChannelResume.UnavailableReplay>,
+                                         now: Timestamp) -> [Action] {
+        guard outboundOpen, case .ready = state, let current = replays.first, current.resume.cid == cid, current.reading else { return [] }
+        replays[0].reading = false
+        switch result {
+        case .success(let page):
+            replays[0].expected = page.through + 1
+            var actions = buffer.page(cid, replayedSeqs: page.events.map(\.channelSeq), through: page.through).flatMap { output -> [Action] in
                 switch output {
                 case .replayed(let index):
-                    let event = events[index]
-                    return [.sendText(GatewayEnvelope.replayedEvent(stored: event.json, type: event.type, counts: counts), .replayedEvent)]
-                case .held(let frame):
-                    return [.sendFrame(frame)]
-                case .marker:
-                    let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
-                                                              result: .replayed(events.count))
-                    return [.count(.resumed(replayedEvents: events.count)), .sendText(marker, .resumeMarker)]
+                    let event = page.events[index]
+                    return [.sendText(GatewayEnvelope.replayedEvent(stored: event.json, type: event.type, counts: current.counts), .replayedEvent)]
+                case .held(let frame): return [.sendFrame(frame)]
+                case .marker: return []  // a page has none: the end of the replay sends it
                 }
             }
-        case .unavailable(let reason):
-            let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
-                                                      result: .failed(reason: reason))
-            return [.count(.resumeFailed), .sendText(marker, .resumeMarker)] + buffer.release(resume.cid).map { .sendFrame($0) }
+            replays[0].replayed += page.events.count
+            if page.through >= current.resume.head {
+                let finished = replays.removeFirst()
+                actions += send(buffer.finish(cid, head: current.resume.head), of: finished, now: now)
+            }
+            return actions + [.continueReplay]
+        case .failure(let unavailable):
+            replays.removeFirst()
+            return resumeFailed(current.resume, reason: unavailable.reason, now: now) + [.continueReplay]
+        }
+    }
+
+    /// The end of a replay: held frames and the `channel.resumed` marker, in ``ResumeBuffer/finish(_:head:)``'s order.
+    private func send(_ outputs: [ResumeBuffer.Output], of replay: ResumeReplay, now: Timestamp) -> [Action] {
+        outputs.flatMap { output -> [Action] in
+            switch output {
+            case .replayed: return []
+            case .held(let frame): return [.sendFrame(frame)]
+            case .marker:
+                let resume = replay.resume
+                let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
+                                                          result: .replayed(replay.replayed))
+                return [.count(.resumed(replayedEvents: replay.replayed)), .sendText(marker, .resumeMarker)]
+            }
         }
     }
 
@@ -412,6 +496,10 @@ struct GatewaySession {
         case held
         /// Not for this connection any more: not registered yet, closing or closed.
         case dropped
+        /// Kept back, and the frames held (for the first `health.check` or resumes) now pass
+        /// ``GatewayLimits/maxOutboundBufferBytes``: the connection is to be closed as a slow
+        /// consumer (``Input/heldPastLimit``).
+        case heldPastLimit
     }
 
     /// An event frame fanned out to this connection (``Input/eventFannedOut(_:cid:channelSeq:)``
@@ -421,9 +509,10 @@ struct GatewaySession {
         case .registering:
             // Registered but the first health.check is not out yet: it must come first.
             _ = buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: true)
-            return .held
+            return buffer.heldBytes > limits.maxOutboundBufferBytes ? .heldPastLimit : .held
         case .ready:
-            return buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: false) ? .held : .send
+            guard buffer.hold(frame, cid: cid, channelSeq: channelSeq, beforeFirstHealthCheck: false) else { return .send }
+            return buffer.heldBytes > limits.maxOutboundBufferBytes ? .heldPastLimit : .held
         case .authenticating, .closing, .closed:
             return .dropped
         }
@@ -456,7 +545,7 @@ struct GatewaySession {
     private mutating func writabilityChanged(_ writable: Bool) -> [Action] {
         guard outboundOpen else { return [] }
         isWritable = writable
-        var actions = updateReading()
+        var actions = updateReading() + continueReplay()
         if timerArmed {
             timerArmed = false
             actions.append(.cancelSlowConsumerTimer)
@@ -466,6 +555,14 @@ struct GatewaySession {
             actions.append(.startSlowConsumerTimer(grace))
         }
         return actions
+    }
+
+    /// Live events held while the connection replays (or registers) passed the outbound limit: it
+    /// reads too slowly for the channel's traffic, and is closed as a slow consumer (4009).
+    private mutating func heldPastLimit() -> [Action] {
+        guard outboundOpen else { return [] }
+        return slowConsumer(buffered: buffer.heldBytes,
+                            reason: "live events held back passed \(limits.maxOutboundBufferBytes) bytes (max_outbound_buffer)")
     }
 
     private mutating func slowConsumerTimerFired(buffered: Int) -> [Action] {
@@ -488,6 +585,7 @@ struct GatewaySession {
         }
         actions.append(.close(code, reason: reason))
         outboundOpen = false
+        replays = []
         state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
         return actions
     }
@@ -544,6 +642,7 @@ struct GatewaySession {
         if holdsSlot { actions.append(.releaseSlot) }
         state = .closed
         outboundOpen = false
+        replays = []
         return actions
     }
 }

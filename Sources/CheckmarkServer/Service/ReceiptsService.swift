@@ -7,6 +7,9 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The receipts engine behind a durable group commit. Commands are applied one at a time on a single
 /// engine event loop; every command that changed durable state joins the next batch, and a batch is
@@ -27,6 +30,9 @@ import NIOPosix
 package final class ReceiptsService: Sendable {
     /// How often a cluster node looks for other nodes' commits without being notified.
     package static let clusterPollInterval = TimeAmount.seconds(1)
+    /// The journal reader thread's nice value (Linux): above the other threads', so that replays take
+    /// the processor only when live traffic leaves it.
+    static let journalReaderNice: Int32 = 10
     /// How long a cluster node waits for the node holding a connection to answer a command for it
     /// (``PeerMessage``); with no answer, the connection does not exist (`unknown_connection`).
     package static let peerAnswerTimeout = TimeAmount.seconds(1)
@@ -38,6 +44,8 @@ package final class ReceiptsService: Sendable {
     /// The cluster's side of this node when the store is shared by a cluster; nil for a single node.
     private let cluster: ClusterCommitDriver?
     private let writer: NIOThreadPool
+    /// Reads replays' pages from the journal, one at a time, beside the writer's commits.
+    private let journalReader: NIOThreadPool
     private let state: NIOLoopBoundBox<State>
     private let metrics: ServiceMetrics
     private let logger: Logger
@@ -130,6 +138,14 @@ package final class ReceiptsService: Sendable {
         self.store = store
         self.engineLoop = engineLoop
         self.writer = writer
+        journalReader = NIOThreadPool(numberOfThreads: 1)
+        journalReader.start()
+        #if os(Linux)
+        // Replays yield the processor to live traffic: the reader runs at a lower priority (nice 10)
+        // than the engine loop, the writer and the connections' loops. Linux keeps it per thread, and
+        // `who` 0 is the calling thread.
+        journalReader.submit { _ in _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.journalReaderNice) }
+        #endif
         local = LocalCommitDriver(store: store, writer: writer, engineLoop: engineLoop)
         let cluster = (store as? any SharedReceiptsStore).map {
             ClusterCommitDriver(shared: $0, nodeID: nodeID, writer: writer, engineLoop: engineLoop, metrics: metrics, logger: logger)
@@ -210,11 +226,12 @@ package final class ReceiptsService: Sendable {
     }
 
     /// Makes a connection of `userID` watch `cid` (as ``submit(_:sink:)`` with `.watch`). With
-    /// `resumingAfter`, the last `channel_seq` the client saw, it also reads from the journal what the
-    /// connection missed: every event after that sequence up to the one at which the watch took effect,
-    /// so that together with the live events that follow there is no gap and no duplicate. Completes
-    /// once the watch is durable-ordered and the journal was read (a journal that cannot be read gives
-    /// an unavailable resume); fails as the watch command does.
+    /// `resumingAfter`, the last `channel_seq` the client saw, it also plans what the connection missed:
+    /// every event after that sequence up to the one at which the watch took effect, so that together
+    /// with the live events that follow there is no gap and no duplicate. The journal is not read here:
+    /// the connection reads the plan's pages (``readReplayPage(_:userID:expected:limit:maxBytes:on:)``) as
+    /// it drains. Completes once the watch is durable-ordered (so the journal holds everything up to the
+    /// plan's head); fails as the watch command does.
     package func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
                       maxResumeEvents: Int = ChannelResume.defaultMaxEvents) -> EventLoopFuture<ChannelResume?> {
         let promise = engineLoop.makePromise(of: ChannelResume?.self)
@@ -229,23 +246,31 @@ package final class ReceiptsService: Sendable {
                 case .failure(let error):
                     promise.fail(error)
                 case .success:
-                    guard let after else { return promise.succeed(nil) }
-                    if let early = ChannelResume.precheck(cid: cid, after: after, head: head, maxEvents: maxResumeEvents) {
-                        return promise.succeed(early)
-                    }
-                    // Every command applied before the watch is durable now: the journal holds up to head.
-                    let store = self.store
-                    self.writer.runIfActive(eventLoop: self.engineLoop) { try store.channelEvents(cid, after: after, through: head) }
-                        .map { ChannelResume.build(cid: cid, userID: userID, after: after, head: head, rows: $0, openedAfterEventSeq: openedAfter) }
-                        // The watch took effect: a journal that cannot be read makes the resume fail, not the watch.
-                        .recover { error in
-                            ChannelResume(cid: cid, after: after, head: head, outcome: .unavailable(reason: "the journal could not be read: \(error)"))
-                        }
-                        .cascade(to: promise)
+                    promise.succeed(after.map {
+                        ChannelResume.plan(cid: cid, after: $0, head: head, maxEvents: maxResumeEvents, openedAfterEventSeq: openedAfter)
+                    })
                 }
             }
         } }
         return promise.futureResult
+    }
+
+    /// Reads the next page of a planned replay (``ChannelResume/Outcome/replay(openedAfterEventSeq:)``):
+    /// the journal rows from `expected` up to the plan's head, at most `limit` of them and `maxBytes` of
+    /// JSON, on the journal reader's thread, beside commits (neither the engine loop nor the writer
+    /// waits for it). Completes on `eventLoop` with the page, or why the journal cannot give it (pruned
+    /// meanwhile, or unreadable).
+    package func readReplayPage(_ resume: ChannelResume, userID: String, expected: Int64, limit: Int, maxBytes: Int,
+                                on eventLoop: any EventLoop) -> EventLoopFuture<Result<ChannelResume.Page, ChannelResume.UnavailableReplay>> {
+        guard case .replay(let openedAfter) = resume.outcome else {
+            return eventLoop.makeSucceededFuture(.failure(.init(reason: "the resume of channel \(resume.cid) has nothing to replay")))
+        }
+        let store = self.store
+        return journalReader.runIfActive(eventLoop: eventLoop) {
+            try store.channelEvents(resume.cid, after: expected - 1, through: resume.head, limit: limit, maxBytes: maxBytes)
+        }
+        .map { ChannelResume.page(cid: resume.cid, userID: userID, expected: expected, head: resume.head, rows: $0, openedAfterEventSeq: openedAfter) }
+        .recover { error in .failure(.init(reason: "the journal could not be read: \(error)")) }
     }
 
     /// Applies `command` to the engine now (on the engine loop) and hands the result to the
@@ -527,6 +552,7 @@ package final class ReceiptsService: Sendable {
         await drain()
         if let cluster { try? await engineLoop.submit { cluster.leave() }.get() }
         try? await engineLoop.submit { self.state.value.tracer.close() }.get()
+        try? await journalReader.shutdownGracefully()
         store.close()
         try? await writer.shutdownGracefully()
     }

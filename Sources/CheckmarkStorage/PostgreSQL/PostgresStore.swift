@@ -21,6 +21,10 @@ package final class PostgresStore: SharedReceiptsStore {
     private let logger: Logger
     private let state = Mutex(StoreState.open)
     private let listener = Mutex<PostgresConnection?>(nil)
+    /// The journal reader's connection (``channelEvents(_:after:through:limit:maxBytes:)``), apart from
+    /// the writer's so that a replay's reads run beside commits, never inside their transactions.
+    /// Opened at its first use, and again after it was lost.
+    private let reader = Mutex<PostgresConnection?>(nil)
     /// Set when a statement timed out and the connection was closed: nothing more is sent on it.
     private let connectionLost = NIOLockedValueBox(false)
     private let notifyChannel: String
@@ -135,6 +139,14 @@ package final class PostgresStore: SharedReceiptsStore {
     /// Waits for `future` at most ``statementTimeout``; past it the connection is closed (a database
     /// that stopped answering, or a connection the client library lost track of) and the call throws.
     private func wait<Value: Sendable>(_ future: EventLoopFuture<Value>) throws -> Value {
+        let lost = connectionLost
+        return try Self.wait(future, closingOnTimeout: connection) { lost.withLockedValue { $0 = true } }
+    }
+
+    /// Waits for `future` at most ``statementTimeout``; past it `connection` is closed, `timedOut` is
+    /// called and the call throws.
+    private static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>, closingOnTimeout connection: PostgresConnection,
+                                              timedOut: @escaping @Sendable () -> Void = {}) throws -> Value {
         let loop = future.eventLoop
         let result = loop.makePromise(of: Value.self)
         let settled = NIOLockedValueBox(false)
@@ -143,10 +155,8 @@ package final class PostgresStore: SharedReceiptsStore {
             result.completeWith(outcome)
         }
         future.whenComplete(settle)
-        let connection = self.connection
-        let lost = connectionLost
         let timeout = loop.scheduleTask(in: Self.statementTimeout) {
-            lost.withLockedValue { $0 = true }
+            timedOut()
             settle(.failure(StorageError.unavailable(reason: "PostgreSQL did not answer within \(Self.statementTimeout.nanoseconds / 1_000_000_000) s")))
             connection.close().whenComplete { _ in }
         }
@@ -169,6 +179,11 @@ package final class PostgresStore: SharedReceiptsStore {
             return current
         }
         try? listening?.close().wait()
+        let reading = reader.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        try? reading?.close().wait()
         try? connection.close().wait()
         try? group.syncShutdownGracefully()
     }
@@ -370,18 +385,49 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
         try checkOpen()
         do {
             var binds = PostgresBindings()
             binds.append(cid.description)
             binds.append(after)
             binds.append(through)
+            binds.append(Int64(clamping: limit))
             let events = StateTables.journalEvents
-            return try PostgresTableBinder(events).decode(
-                run(events.select("WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq"), binds)).map(\.event)
+            let query = PostgresQuery(unsafeSQL: events.select("WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq LIMIT $4"),
+                                      binds: binds)
+            let connection = try journalReader()
+            let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
+            var page: [JournalEvent] = []
+            var bytes = 0
+            for (_, event) in try PostgresTableBinder(events).decode(rows) {
+                guard page.isEmpty || bytes + event.json.count <= maxBytes else { break }
+                bytes += event.json.count
+                page.append(event)
+            }
+            return page
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
+        }
+    }
+
+    /// The journal reader's connection, opened (in the location's schema) when there is none or it was lost.
+    private func journalReader() throws -> PostgresConnection {
+        try reader.withLock { current throws -> PostgresConnection in
+            if let current, !current.isClosed { return current }
+            let connection = try PostgresConnection.connect(
+                on: group.next(), configuration: Self.configuration(location), id: 3, logger: logger).wait()
+            if let schema = location.schema {
+                do {
+                    _ = try Self.wait(connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),
+                                      closingOnTimeout: connection)
+                } catch {
+                    try? connection.close().wait()
+                    throw error
+                }
+            }
+            current = connection
+            return connection
         }
     }
 

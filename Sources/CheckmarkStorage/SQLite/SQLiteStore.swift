@@ -12,6 +12,9 @@ import Synchronization
 package final class SQLiteStore: ReceiptsStore {
     package let directory: DataDirectory
     private let queue: DatabaseQueue
+    /// A read-only connection of its own for ``channelEvents(_:after:through:limit:maxBytes:)``: in WAL
+    /// mode it reads the last commit while the writer's connection writes the next one.
+    private let reader: DatabaseQueue
     private let checkpointer: SQLiteCheckpointer
     private let state = Mutex(StoreState.open)
     /// Which pointer passes are stored already: made by the first load, or from the table by the
@@ -24,6 +27,8 @@ package final class SQLiteStore: ReceiptsStore {
     /// changed pages outgrow it writes some of them to the log before it commits. A batch of 5,000
     /// confirmations at 10,000 clients changes about 10 MB of pages (SQLite's own default is 2 MB).
     package static let defaultCacheBytes = 16 * 1024 * 1024
+    /// The page cache of the journal reader's connection (replays read pages of one channel's events).
+    static let readerCacheBytes = 2 * 1024 * 1024
     /// The largest page cache, 1 TiB: SQLite takes the size as a 32-bit count of KiB.
     package static let maxCacheBytes = 1 << 40
 
@@ -75,8 +80,19 @@ package final class SQLiteStore: ReceiptsStore {
                 let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
                 guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
             }
-            checkpointer = SQLiteCheckpointer(path: path, policy: checkpoints, logger: logger)
+            let checkpointer = SQLiteCheckpointer(path: path, policy: checkpoints, logger: logger)
+            self.checkpointer = checkpointer
             queue.inDatabase { db in checkpointer.attach(to: db) }
+            let readerCacheKiB = Self.readerCacheBytes / 1024
+            var readerConfiguration = Configuration()
+            readerConfiguration.label = "checkmark-journal-reader"
+            readerConfiguration.readonly = true
+            // A reader waits for a moment SQLite holds the log's index (its recovery), never for a commit.
+            readerConfiguration.busyMode = .timeout(5)
+            readerConfiguration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA cache_size = -\(readerCacheKiB)")
+            }
+            reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
         } catch let error as StorageError {
             throw error
         } catch let error as DatabaseError {
@@ -119,6 +135,7 @@ package final class SQLiteStore: ReceiptsStore {
     package func close() {
         state.withLock { $0 = .closed }
         checkpointer.close()
+        try? reader.close()
         try? queue.close()
         directory.release()
     }
@@ -315,13 +332,22 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
+    package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
         try checkOpen()
         do {
-            return try queue.read { db in
-                try SQLiteTableBinder(StateTables.journalEvents).load(
-                    db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq",
-                    arguments: [cid.description, after, through]).map(\.event)
+            return try reader.read { db in
+                var events: [JournalEvent] = []
+                var bytes = 0
+                try SQLiteTableBinder(StateTables.journalEvents).prefix(
+                    db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq LIMIT ?",
+                    arguments: [cid.description, after, through, Int64(clamping: limit)]
+                ) { (row: StateTables.EventRow) in
+                    guard events.isEmpty || bytes + row.event.json.count <= maxBytes else { return false }
+                    bytes += row.event.json.count
+                    events.append(row.event)
+                    return true
+                }
+                return events
             }
         } catch {
             throw .unavailable(reason: "\(error)")

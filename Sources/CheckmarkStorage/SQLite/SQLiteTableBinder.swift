@@ -67,6 +67,15 @@ struct SQLiteTableBinder<Row> {
     /// Hands `body` the rows ``load(_:_:arguments:)`` would return, one at a time, without holding them all.
     func forEach(_ db: Database, _ clauses: String? = nil, arguments: StatementArguments = StatementArguments(),
                  _ body: (Row) throws -> Void) throws {
+        try prefix(db, clauses, arguments: arguments) { row in
+            try body(row)
+            return true
+        }
+    }
+
+    /// As ``forEach(_:_:arguments:_:)``, until `body` returns false: the rows after it are not read.
+    func prefix(_ db: Database, _ clauses: String? = nil, arguments: StatementArguments = StatementArguments(),
+                while body: (Row) throws -> Bool) throws {
         let names = table.columns.map(\.name)
         let types = table.columns.map(\.type)
         let cursor = try GRDB.Row.fetchCursor(db, sql: table.select(clauses), arguments: arguments)
@@ -83,7 +92,7 @@ struct SQLiteTableBinder<Row> {
                 }
                 values.append(value)
             }
-            try body(try table.decode(LoadedRow(names: names, values: values)))
+            guard try body(try table.decode(LoadedRow(names: names, values: values))) else { return }
         }
     }
 }
