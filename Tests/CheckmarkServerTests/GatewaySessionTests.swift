@@ -242,8 +242,8 @@ struct GatewaySessionFanOutDispositionTests {
 
 @Suite("Gateway session: resume")
 struct GatewaySessionResumeTests {
-    static func answer(_ resume: ChannelResume) -> GatewaySession.Input {
-        .watchAnswered(resume.cid, lastSeq: resume.after, requestID: "w1",
+    static func answer(_ resume: ChannelResume, requestID: String = "w1") -> GatewaySession.Input {
+        .watchAnswered(resume.cid, lastSeq: resume.after, requestID: requestID,
                        .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: resume)), at: Transcript.at)
     }
 
@@ -262,9 +262,9 @@ struct GatewaySessionResumeTests {
         #expect(run(Transcript.live(4)) == [])
         #expect(run(Transcript.live(5)) == [])
         #expect(run(Transcript.live(1, Transcript.hall)) == ["live hall 1"])
-        #expect(run(Self.answer(Self.plan(after: 2, head: 4))) == [
-            #"reply {"type":"reply","request_id":"w1","result":{}}"#, "read page messaging:room from 3",
-        ])
+        #expect(run(Self.answer(Self.plan(after: 2, head: 4))) == [#"reply {"type":"reply","request_id":"w1","result":{}}"#, "continue replay"])
+        // The first page is read once the reply is queued.
+        #expect(run(.replayContinued) == ["read page messaging:room from 3"])
         #expect(run(Self.page([3, 4], through: 4)) == [
             "replayed 3", "replayed 4", "count resumed 2", "marker resumed", "live room 5", "continue replay",
         ])
@@ -278,6 +278,7 @@ struct GatewaySessionResumeTests {
         // 3 reached the connection live (the user's own notification): not in the replay, sent in its place.
         _ = run(Transcript.live(3))
         _ = run(Self.answer(Self.plan(after: 1, head: 4)))
+        _ = run(.replayContinued)
         #expect(run(Self.page([2, 4], through: 4)) == ["replayed 2", "live room 3", "replayed 4", "count resumed 2", "marker resumed", "continue replay"])
     }
 
@@ -285,7 +286,8 @@ struct GatewaySessionResumeTests {
         var run = Transcript.Run.ready()
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
         _ = run(Transcript.live(601))
-        #expect(run(Self.answer(Self.plan(after: 0, head: 600))).last == "read page messaging:room from 1")
+        #expect(run(Self.answer(Self.plan(after: 0, head: 600))).last == "continue replay")
+        #expect(run(.replayContinued) == ["read page messaging:room from 1"])
         #expect(run(Self.page([1, 2], through: 2)) == ["replayed 1", "replayed 2", "continue replay"])
         // The socket holds what it was sent: nothing more is read until it drains.
         #expect(run(.writabilityChanged(isWritable: false)) == ["reading off", "timer 5000 ms"])
@@ -301,6 +303,7 @@ struct GatewaySessionResumeTests {
         var run = Transcript.Run.ready(limits: GatewayLimits(slowConsumerGraceMilliseconds: 250))
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
         _ = run(Self.answer(Self.plan(after: 0, head: 10_000)))
+        _ = run(.replayContinued)
         _ = run(Self.page([1], through: 256))
         _ = run(.writabilityChanged(isWritable: false))
         #expect(run(.slowConsumerTimerFired(bufferedBytes: 300_000)) == ["count slow consumer", "log slow_consumer", "close 4009"])
@@ -313,8 +316,10 @@ struct GatewaySessionResumeTests {
         var run = Transcript.Run.ready()
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:hall","last_seq":0,"request_id":"w1"}"#))
-        #expect(run(Self.answer(Self.plan(after: 0, head: 2))).last == "read page messaging:room from 1")
-        #expect(run(Self.answer(Self.plan(after: 0, head: 1, Transcript.hall))).count == 1, "the reply only: the hall waits its turn")
+        _ = run(Self.answer(Self.plan(after: 0, head: 2)))
+        #expect(run(.replayContinued) == ["read page messaging:room from 1"])
+        _ = run(Self.answer(Self.plan(after: 0, head: 1, Transcript.hall)))
+        #expect(run(.replayContinued) == [], "the room's page is being read: the hall waits its turn")
         #expect(run(Self.page([1, 2], through: 2)).last == "continue replay")
         #expect(run(.replayContinued) == ["read page messaging:hall from 1"])
         #expect(run(Self.page([1], through: 1, Transcript.hall)) == ["replayed 1", "count resumed 1", "marker resumed", "continue replay"])
@@ -325,6 +330,7 @@ struct GatewaySessionResumeTests {
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
         _ = run(Transcript.live(700))
         _ = run(Self.answer(Self.plan(after: 0, head: 600)))
+        _ = run(.replayContinued)
         _ = run(Self.page([1], through: 256))
         _ = run(.replayContinued)
         let pruned = GatewaySession.Input.replayPageRead(Transcript.room, .failure(.init(reason: "pruned")), at: Transcript.at)
@@ -345,20 +351,23 @@ struct GatewaySessionResumeTests {
         _ = run(.opened(.success(Transcript.identity(resume: [(Transcript.room, 7)]))))
         _ = run(.slotAcquired)
         _ = run(Transcript.live(8))
-        #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "watch messaging:room after 7 resume:messaging:room"])
-        #expect(run(Self.answer(Self.plan(after: 7, head: 7))).dropFirst() == ["count resumed 0", "marker resumed", "live room 8"])
+        #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "continue replay"])
+        #expect(run(.replayContinued) == ["watch messaging:room after 7 resume:messaging:room"])
+        #expect(run(Self.answer(Self.plan(after: 7, head: 7), requestID: "resume:messaging:room")).dropFirst() == ["count resumed 0", "marker resumed", "live room 8"])
     }
 
     @Test func channelsNamedOnConnectAreWatchedOneAtATimeEachOnceThePreviousReplayEnded() {
         var run = Transcript.Run()
         _ = run(.opened(.success(Transcript.identity(resume: [(Transcript.room, 0), (Transcript.hall, 3)]))))
         _ = run(.slotAcquired)
-        #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "watch messaging:room after 0 resume:messaging:room"])
+        #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "continue replay"])
+        #expect(run(.replayContinued) == ["watch messaging:room after 0 resume:messaging:room"])
         _ = run(Transcript.live(9, Transcript.hall))
         let room = GatewaySession.Input.watchAnswered(Transcript.room, lastSeq: 0, requestID: "resume:messaging:room",
                                                       .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: Self.plan(after: 0, head: 2))),
                                                       at: Transcript.at)
-        #expect(run(room).last == "read page messaging:room from 1", "the hall waits until the room's replay ended")
+        #expect(run(room).last == "continue replay")
+        #expect(run(.replayContinued) == ["read page messaging:room from 1"], "the hall waits until the room's replay ended")
         #expect(run(Self.page([1, 2], through: 2)).suffix(3) == ["count resumed 2", "marker resumed", "continue replay"])
         // The socket holds what it was sent: the next watch waits until it drains.
         _ = run(.writabilityChanged(isWritable: false))
@@ -368,6 +377,30 @@ struct GatewaySessionResumeTests {
                                                       .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: Self.plan(after: 3, head: 3, Transcript.hall))),
                                                       at: Transcript.at)
         #expect(run(hall).dropFirst() == ["count resumed 0", "marker resumed", "live hall 9"])
+    }
+
+    @Test func aClientsOwnWatchCannotPassForAChannelNamedOnConnect() {
+        var run = Transcript.Run()
+        _ = run(.opened(.success(Transcript.identity(resume: [(Transcript.room, 0), (Transcript.hall, 0)]))))
+        _ = run(.slotAcquired)
+        _ = run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck()))
+        #expect(run(.replayContinued) == ["watch messaging:room after 0 resume:messaging:room"])
+        // The client watches the hall itself with the request_id a connect resume of it would have.
+        let hall = GatewaySession.Input.watchAnswered(Transcript.hall, lastSeq: nil, requestID: "resume:messaging:hall",
+                                                      .success(.init(state: Array("{}".utf8), counts: UnreadCounts(), resume: nil)),
+                                                      at: Transcript.at)
+        #expect(run(hall).contains("continue replay"))
+        #expect(run(.replayContinued) == [], "the room's connect watch is still being answered")
+    }
+
+    @Test func aSlowConsumerGivesBackWhatWasHeldAtOnce() {
+        var run = Transcript.Run.ready(limits: GatewayLimits(slowConsumerGraceMilliseconds: 250))
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        _ = run(Transcript.live(8))
+        _ = run(.writabilityChanged(isWritable: false))
+        _ = run(.slowConsumerTimerFired(bufferedBytes: 300_000))
+        #expect(run.session.eventFannedOut(ByteBuffer(string: "x"), cid: Transcript.room, channelSeq: 9) == .dropped)
+        #expect(run(Self.answer(Self.plan(after: 0, head: 7))).contains("live room 8") == false)
     }
 
     @Test func anUnavailableResumeSaysSoAndReleasesTheHeldEvents() {

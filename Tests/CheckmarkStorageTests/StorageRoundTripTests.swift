@@ -118,6 +118,33 @@ struct StorageRoundTripTests {
         #expect(tail.map(\.seq) == [6, 7, 8])
     }
 
+    /// Issue 42: a replay reads a page at a time, bounded in rows and in bytes of JSON.
+    @Test(arguments: StoreKind.available) func aPageOfChannelEventsStopsAtItsLimitAndByteBudget(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let store = try location.open()
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try Self.applyAndCommit(Array(Self.history.prefix(5)), to: store, engine: &engine, seq: &seq)
+        // Ten events of one channel; the fourth is 3,000 bytes, the others 100.
+        for index in 1...10 {
+            seq += 1
+            let json = Array(("{\"n\":\"" + String(repeating: "x", count: (index == 4 ? 3_000 : 100) - 8) + "\"}").utf8)
+            let event = JournalEvent(seq: Int64(index), cid: Self.general, channelSeq: Int64(index), type: "message.read", audience: .watchers, json: json)
+            let command = ReceiptsCommand.markRead(cid: Self.general, userID: "bob", messageID: nil)
+            try store.commit(CommitBatch(entries: [JournalEntry(seq: seq, at: Timestamp(rawValue: Int64(index)), command: command, events: [event])],
+                                         footprint: StateFootprint(), engine: engine))
+        }
+        func page(after: Int64, limit: Int, maxBytes: Int) throws -> [Int64?] {
+            try store.channelEvents(Self.general, after: after, through: 10, limit: limit, maxBytes: maxBytes).map(\.channelSeq)
+        }
+        #expect(try page(after: 0, limit: 5, maxBytes: .max) == [1, 2, 3, 4, 5])
+        #expect(try page(after: 0, limit: 100, maxBytes: 300) == [1, 2, 3], "the fourth would pass 300 bytes")
+        #expect(try page(after: 3, limit: 100, maxBytes: 300) == [4], "the first comes whatever its size")
+        #expect(try page(after: 4, limit: 100, maxBytes: 350) == [5, 6, 7])
+        #expect(try page(after: 8, limit: 100, maxBytes: 10_000) == [9, 10])
+    }
+
     @Test(arguments: StoreKind.available) func retentionKeepsTheNewestEventsPerChannel(kind: StoreKind) throws {
         let location = try kind.makeLocation()
         defer { location.remove() }

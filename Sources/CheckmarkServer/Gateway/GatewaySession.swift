@@ -136,7 +136,8 @@ struct GatewaySession {
     /// Replays under way (the first) and waiting their turn, in the order their watches were answered.
     private var replays: [ResumeReplay] = []
     private var watched: Set<ChannelCID> = []
-    /// Channels named by `resume` on connect, watched right after the first `health.check`.
+    /// Channels named by `resume` on connect, watched one at a time after the first `health.check`;
+    /// the first is the one being watched while ``connectResumeInFlight``.
     private var resumeOnConnect: [(ChannelCID, Int64)] = []
     /// Commands refused for the rate in the current window (stops counting at `Int32.max`).
     private var refusedInWindow: Int32 = 0
@@ -274,7 +275,7 @@ struct GatewaySession {
             state = .ready(connectionID: connectionID, userID: userID)
             var actions: [Action] = [.sendText(healthCheck, .healthCheck)]
             actions += buffer.takeBeforeHealthCheck().map { .sendFrame($0) }
-            return actions + continueReplay()
+            return actions + replayWaiting()
         case .closing(nil, let userID, let holdsSlot):
             // Closed by the server while registering: given back when the socket goes.
             state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
@@ -380,7 +381,10 @@ struct GatewaySession {
 
     private mutating func watchAnswered(_ cid: ChannelCID, lastSeq: Int64?, requestID: String?, _ result: Result<WatchAnswer, WireError>,
                                         now: Timestamp) -> [Action] {
-        if requestID == Self.connectResumeRequestID(cid) { connectResumeInFlight = false }
+        if connectResumeInFlight, lastSeq != nil, requestID == Self.connectResumeRequestID(cid), resumeOnConnect.first?.0 == cid {
+            resumeOnConnect.removeFirst()
+            connectResumeInFlight = false
+        }
         var actions: [Action]
         switch result {
         case .success(let answer):
@@ -391,18 +395,25 @@ struct GatewaySession {
             actions = replyError(error, requestID: requestID)
             if lastSeq != nil { actions += buffer.release(cid).map { .sendFrame($0) } }
         }
-        return actions + answered() + continueReplay()
+        return actions + answered() + replayWaiting()
+    }
+
+    /// When a replay or a watch named on connect waits: come back once what was queued before is
+    /// (``Action/continueReplay``), so that the next page or watch goes only if the socket took it.
+    private func replayWaiting() -> [Action] {
+        replays.isEmpty && resumeOnConnect.isEmpty ? [] : [.continueReplay]
     }
 
     /// Starts a resume's replay, or says why there is none: the replay's pages come as the socket
     /// drains (``continueReplay()``), then the marker; the live events of the channel wait meanwhile.
     private mutating func finishResume(_ resume: ChannelResume, counts: UnreadCounts, now: Timestamp) -> [Action] {
+        guard outboundOpen else { return [] }
         switch resume.outcome {
         case .replay:
             let replay = ResumeReplay(resume, counts: counts)
             guard resume.head > resume.after else { return send(buffer.finish(resume.cid, head: resume.head), of: replay, now: now) }
             replays.append(replay)
-            return continueReplay()
+            return []
         case .unavailable(let reason):
             return resumeFailed(resume, reason: reason, now: now)
         }
@@ -429,9 +440,10 @@ struct GatewaySession {
     private mutating func watchNextResumedOnConnect() -> [Action] {
         var actions: [Action] = []
         // A channel past the watch limit is refused at once: the next one is tried.
-        while !connectResumeInFlight, !resumeOnConnect.isEmpty {
-            let (cid, after) = resumeOnConnect.removeFirst()
+        while !connectResumeInFlight, let next = resumeOnConnect.first {
+            let (cid, after) = next
             actions += watch(cid, lastSeq: after, requestID: Self.connectResumeRequestID(cid), held: true)
+            if !connectResumeInFlight { resumeOnConnect.removeFirst() }
         }
         return actions
     }
@@ -585,7 +597,9 @@ struct GatewaySession {
         }
         actions.append(.close(code, reason: reason))
         outboundOpen = false
+        // Nothing more is sent: what was held or to be replayed is given back now, not when the socket goes.
         replays = []
+        buffer = ResumeBuffer()
         state = .closing(connectionID: connectionID, userID: userID, holdsSlot: holdsSlot)
         return actions
     }
@@ -643,6 +657,7 @@ struct GatewaySession {
         state = .closed
         outboundOpen = false
         replays = []
+        buffer = ResumeBuffer()
         return actions
     }
 }

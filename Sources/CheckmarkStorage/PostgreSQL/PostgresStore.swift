@@ -143,9 +143,9 @@ package final class PostgresStore: SharedReceiptsStore {
         return try Self.wait(future, closingOnTimeout: connection) { lost.withLockedValue { $0 = true } }
     }
 
-    /// Waits for `future` at most ``statementTimeout``; past it `connection` is closed, `timedOut` is
-    /// called and the call throws.
-    private static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>, closingOnTimeout connection: PostgresConnection,
+    /// Waits for `future` at most ``statementTimeout``; past it `connection` (if any) is closed,
+    /// `timedOut` is called and the call throws.
+    private static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>, closingOnTimeout connection: PostgresConnection?,
                                               timedOut: @escaping @Sendable () -> Void = {}) throws -> Value {
         let loop = future.eventLoop
         let result = loop.makePromise(of: Value.self)
@@ -158,7 +158,7 @@ package final class PostgresStore: SharedReceiptsStore {
         let timeout = loop.scheduleTask(in: Self.statementTimeout) {
             timedOut()
             settle(.failure(StorageError.unavailable(reason: "PostgreSQL did not answer within \(Self.statementTimeout.nanoseconds / 1_000_000_000) s")))
-            connection.close().whenComplete { _ in }
+            connection?.close().whenComplete { _ in }
         }
         defer { timeout.cancel() }
         return try result.futureResult.wait()
@@ -393,9 +393,17 @@ package final class PostgresStore: SharedReceiptsStore {
             binds.append(after)
             binds.append(through)
             binds.append(Int64(clamping: limit))
+            binds.append(Int64(clamping: maxBytes))
             let events = StateTables.journalEvents
-            let query = PostgresQuery(unsafeSQL: events.select("WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq LIMIT $4"),
-                                      binds: binds)
+            // The byte budget is applied by the server, so that a page of large events is not sent
+            // whole only to be cut here: the first row, then every row while the running total of
+            // payload bytes stays within it (the window is computed row by row, up to the limit).
+            let query = PostgresQuery(unsafeSQL: """
+                SELECT \(events.columnList) FROM (SELECT \(events.columnList),
+                    sum(octet_length(payload)) OVER (ORDER BY channel_seq) AS running, row_number() OVER (ORDER BY channel_seq) AS position
+                    FROM \(events.name) WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq LIMIT $4) page
+                WHERE position = 1 OR running <= $5 ORDER BY channel_seq
+                """, binds: binds)
             let connection = try journalReader()
             let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
             var page: [JournalEvent] = []
@@ -411,24 +419,31 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// The journal reader's connection, opened (in the location's schema) when there is none or it was lost.
+    /// The journal reader's connection, opened (in the location's schema) when there is none or it was
+    /// lost. Connecting waits at most ``statementTimeout``, and not under the lock that ``close()`` takes.
     private func journalReader() throws -> PostgresConnection {
-        try reader.withLock { current throws -> PostgresConnection in
-            if let current, !current.isClosed { return current }
-            let connection = try PostgresConnection.connect(
-                on: group.next(), configuration: Self.configuration(location), id: 3, logger: logger).wait()
+        if let current = reader.withLock({ $0 }), !current.isClosed { return current }
+        let connecting = PostgresConnection.connect(on: group.next(), configuration: Self.configuration(location), id: 3, logger: logger)
+        let connection = try Self.wait(connecting, closingOnTimeout: nil)
+        do {
             if let schema = location.schema {
-                do {
-                    _ = try Self.wait(connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),
-                                      closingOnTimeout: connection)
-                } catch {
-                    try? connection.close().wait()
-                    throw error
-                }
+                _ = try Self.wait(connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),
+                                  closingOnTimeout: connection)
             }
-            current = connection
-            return connection
+        } catch {
+            try? connection.close().wait()
+            throw error
         }
+        let kept = reader.withLock { current -> Bool in
+            guard state.withLock({ $0 != .closed }) else { return false }
+            current = connection
+            return true
+        }
+        guard kept else {
+            try? connection.close().wait()
+            throw StorageError.closed
+        }
+        return connection
     }
 
     package func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
