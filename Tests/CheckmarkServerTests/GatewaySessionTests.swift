@@ -25,7 +25,7 @@ enum Transcript {
 
     /// A live event frame (the bytes stand for the encoded frame).
     static func live(_ seq: Int64?, _ cid: ChannelCID = room) -> GatewaySession.Input {
-        .eventFannedOut(ByteBuffer(string: "live \(cid.id) \(seq.map(String.init) ?? "-")"), cid: cid, channelSeq: seq)
+        .eventFannedOut(ByteBuffer(string: "live \(cid.id) \(seq.map(String.init) ?? "-")"), cid: cid, channelSeq: seq, at: at)
     }
 
     static func text(_ json: String, at now: NIODeadline = t0) -> GatewaySession.Input {
@@ -213,7 +213,7 @@ struct GatewaySessionEarlyEventTests {
         _ = run(.opened(.success(Transcript.identity())))
         _ = run(.slotAcquired)
         #expect(run(Transcript.live(1)) == [])
-        #expect(run(.eventFannedOut(ByteBuffer(string: "user event"), cid: nil, channelSeq: nil)) == [])
+        #expect(run(.eventFannedOut(ByteBuffer(string: "user event"), cid: nil, channelSeq: nil, at: Transcript.at)) == [])
         #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok", "live room 1", "user event"])
         #expect(run(Transcript.live(2)) == ["live room 2"])
     }
@@ -338,12 +338,27 @@ struct GatewaySessionResumeTests {
         #expect(run(Transcript.live(701)) == ["live room 701"])
     }
 
-    @Test func liveEventsHeldPastTheOutboundLimitCloseTheConnectionWith4009() {
+    @Test func liveEventsHeldPastTheOutboundLimitForAWatchNotAnsweredYetCloseWith4009() {
         var run = Transcript.Run.ready(limits: GatewayLimits(maxOutboundBufferBytes: 20))
         _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
-        #expect(run(Transcript.live(8)) == [], "12 bytes held")
+        #expect(run(Transcript.live(8)) == [], "11 bytes held")
         #expect(run(Transcript.live(9)) == ["count slow consumer", "log slow_consumer", "close 4009"])
         #expect(run(Self.answer(Self.plan(after: 0, head: 7))).contains("read page messaging:room from 1") == false)
+    }
+
+    @Test func aReplayOutlastedByItsChannelsLiveEventsEndsAsFailedAndTheHeldEventsGoOut() {
+        var run = Transcript.Run.ready(limits: GatewayLimits(maxOutboundBufferBytes: 20))
+        _ = run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":0,"request_id":"w1"}"#))
+        _ = run(Self.answer(Self.plan(after: 0, head: 600)))
+        #expect(run(.replayContinued) == ["read page messaging:room from 1"])
+        #expect(run(Transcript.live(601)) == [])
+        // The replay (its page still being read) ends; the connection stays open.
+        #expect(run(Transcript.live(602)) == ["count resume failed", "marker resume_failed", "live room 601", "live room 602"])
+        #expect(run(.heldPastLimit(at: Transcript.at)) == [], "ended once, not again")
+        #expect(run(Self.page([1, 2], through: 256)) == ["continue replay"], "the abandoned replay's page is dropped")
+        #expect(run(Transcript.live(603)) == ["live room 603"])
+        // The channel may be resumed again.
+        #expect(run(Transcript.text(#"{"type":"watch","cid":"messaging:room","last_seq":603,"request_id":"w2"}"#)) == ["watch messaging:room after 603 w2"])
     }
 
     @Test func aResumeNamedOnConnectHoldsItsChannelFromTheStart() {

@@ -80,7 +80,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         case .held, .dropped:
             return false
         case .heldPastLimit:
-            handle(.heldPastLimit)
+            handle(.heldPastLimit(at: WallClock.now()))
             return false
         }
     }

@@ -46,9 +46,9 @@ struct GatewaySession {
         /// What ``Action/continueReplay`` asked for: the frames before it were queued.
         case replayContinued
         /// An event's frame fanned out to this connection.
-        case eventFannedOut(ByteBuffer, cid: ChannelCID?, channelSeq: Int64?)
+        case eventFannedOut(ByteBuffer, cid: ChannelCID?, channelSeq: Int64?, at: Timestamp)
         /// Live events held for resumes passed the outbound limit (``FanOutDisposition/heldPastLimit``).
-        case heldPastLimit
+        case heldPastLimit(at: Timestamp)
         case writabilityChanged(isWritable: Bool)
         /// The slow-consumer timer fired; what the socket holds now (for the log).
         case slowConsumerTimerFired(bufferedBytes: Int)
@@ -208,13 +208,13 @@ struct GatewaySession {
             watchAnswered(cid, lastSeq: lastSeq, requestID: requestID, result, now: now)
         case .replayPageRead(let cid, let page, let now): replayPageRead(cid, page, now: now)
         case .replayContinued: continueReplay()
-        case .eventFannedOut(let frame, let cid, let channelSeq):
+        case .eventFannedOut(let frame, let cid, let channelSeq, let now):
             switch eventFannedOut(frame, cid: cid, channelSeq: channelSeq) {
             case .send: [.sendFrame(frame)]
             case .held, .dropped: []
-            case .heldPastLimit: heldPastLimit()
+            case .heldPastLimit: heldPastLimit(now: now)
             }
-        case .heldPastLimit: heldPastLimit()
+        case .heldPastLimit(let now): heldPastLimit(now: now)
         case .writabilityChanged(let isWritable): writabilityChanged(isWritable)
         case .slowConsumerTimerFired(let buffered): slowConsumerTimerFired(buffered: buffered)
         case .closeRequested(let refusal, let reason): closeRequested(refusal, reason: reason)
@@ -458,6 +458,11 @@ struct GatewaySession {
                                          now: Timestamp) -> [Action] {
         guard outboundOpen, case .ready = state, let current = replays.first, current.resume.cid == cid, current.reading else { return [] }
         replays[0].reading = false
+        if current.abandoned {
+            // Ended already (``heldPastLimit(now:)``): the page is dropped.
+            replays.removeFirst()
+            return [.continueReplay]
+        }
         switch result {
         case .success(let page):
             replays[0].expected = page.through + 1
@@ -509,12 +514,12 @@ struct GatewaySession {
         /// Not for this connection any more: not registered yet, closing or closed.
         case dropped
         /// Kept back, and the frames held (for the first `health.check` or resumes) now pass
-        /// ``GatewayLimits/maxOutboundBufferBytes``: the connection is to be closed as a slow
-        /// consumer (``Input/heldPastLimit``).
+        /// ``GatewayLimits/maxOutboundBufferBytes``: replays are to end, or the connection to close
+        /// (``Input/heldPastLimit(at:)``).
         case heldPastLimit
     }
 
-    /// An event frame fanned out to this connection (``Input/eventFannedOut(_:cid:channelSeq:)``
+    /// An event frame fanned out to this connection (``Input/eventFannedOut(_:cid:channelSeq:at:)``
     /// without the action list, so that the fan-out's per-recipient path allocates nothing).
     mutating func eventFannedOut(_ frame: ByteBuffer, cid: ChannelCID?, channelSeq: Int64?) -> FanOutDisposition {
         switch state {
@@ -569,12 +574,36 @@ struct GatewaySession {
         return actions
     }
 
-    /// Live events held while the connection replays (or registers) passed the outbound limit: it
-    /// reads too slowly for the channel's traffic, and is closed as a slow consumer (4009).
-    private mutating func heldPastLimit() -> [Action] {
+    /// Live events held back passed the outbound limit. A replay that lasts longer than its
+    /// channel's live events can wait (many resumes share the journal reader, or the client reads
+    /// slowly) ends with `channel.resume_failed`, the current one first, and the events held for it
+    /// go out (the outbound limit's rules apply to them from there); the client re-reads the
+    /// channel's state. Still past the limit with no replay left to end (events held for the first
+    /// `health.check`, or for a connect watch not answered yet): closed as a slow consumer (4009).
+    private mutating func heldPastLimit(now: Timestamp) -> [Action] {
         guard outboundOpen else { return [] }
-        return slowConsumer(buffered: buffer.heldBytes,
-                            reason: "live events held back passed \(limits.maxOutboundBufferBytes) bytes (max_outbound_buffer)")
+        var actions: [Action] = []
+        var index = 0
+        while buffer.heldBytes > limits.maxOutboundBufferBytes, index < replays.count {
+            let replay = replays[index]
+            guard !replay.abandoned else {
+                index += 1
+                continue
+            }
+            let reason = "the live events of channel \(replay.resume.cid) held back during its replay passed "
+                + "\(limits.maxOutboundBufferBytes) bytes (max_outbound_buffer); re-read the channel's state"
+            if replay.reading {
+                // Its page still comes: the entry stays, abandoned, to take it.
+                replays[index].abandoned = true
+                index += 1
+            } else {
+                replays.remove(at: index)
+            }
+            actions += resumeFailed(replay.resume, reason: reason, now: now)
+        }
+        guard buffer.heldBytes > limits.maxOutboundBufferBytes else { return actions }
+        return actions + slowConsumer(buffered: buffer.heldBytes,
+                                      reason: "live events held back passed \(limits.maxOutboundBufferBytes) bytes (max_outbound_buffer)")
     }
 
     private mutating func slowConsumerTimerFired(buffered: Int) -> [Action] {

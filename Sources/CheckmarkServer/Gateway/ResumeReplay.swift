@@ -13,6 +13,8 @@ struct ResumeReplay {
     var replayed = 0
     /// Whether a page is being read.
     var reading = false
+    /// Ended while its page was being read (`channel.resume_failed` is out): that page is dropped.
+    var abandoned = false
 
     init(_ resume: ChannelResume, counts: UnreadCounts) {
         self.resume = resume
