@@ -118,22 +118,32 @@ struct StorageRoundTripTests {
         #expect(tail.map(\.seq) == [6, 7, 8])
     }
 
+    /// Commits a short history, then ten journal entries of one channel, each with one event (its
+    /// audience and JSON from `event`, given the channel sequence 1...10). Returns the last sequence.
+    @discardableResult
+    static func commitTenChannelEvents(to store: any ReceiptsStore, event: (Int) -> (EventAudience, [UInt8])) throws -> Int64 {
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try applyAndCommit(Array(history.prefix(5)), to: store, engine: &engine, seq: &seq)
+        for index in 1...10 {
+            seq += 1
+            let (audience, json) = event(index)
+            let journaled = JournalEvent(seq: Int64(index), cid: general, channelSeq: Int64(index), type: "message.read", audience: audience, json: json)
+            let command = ReceiptsCommand.markRead(cid: general, userID: "bob", messageID: nil)
+            try store.commit(CommitBatch(entries: [JournalEntry(seq: seq, at: Timestamp(rawValue: Int64(index)), command: command, events: [journaled])],
+                                         footprint: StateFootprint(), engine: engine))
+        }
+        return seq
+    }
+
     /// Issue 42: a replay reads a page at a time, bounded in rows and in bytes of JSON.
     @Test(arguments: StoreKind.available) func aPageOfChannelEventsStopsAtItsLimitAndByteBudget(kind: StoreKind) throws {
         let location = try kind.makeLocation()
         defer { location.remove() }
         let store = try location.open()
-        var engine = ReceiptsEngine()
-        var seq: Int64 = 0
-        try Self.applyAndCommit(Array(Self.history.prefix(5)), to: store, engine: &engine, seq: &seq)
         // Ten events of one channel; the fourth is 3,000 bytes, the others 100.
-        for index in 1...10 {
-            seq += 1
-            let json = Array(("{\"n\":\"" + String(repeating: "x", count: (index == 4 ? 3_000 : 100) - 8) + "\"}").utf8)
-            let event = JournalEvent(seq: Int64(index), cid: Self.general, channelSeq: Int64(index), type: "message.read", audience: .watchers, json: json)
-            let command = ReceiptsCommand.markRead(cid: Self.general, userID: "bob", messageID: nil)
-            try store.commit(CommitBatch(entries: [JournalEntry(seq: seq, at: Timestamp(rawValue: Int64(index)), command: command, events: [event])],
-                                         footprint: StateFootprint(), engine: engine))
+        try Self.commitTenChannelEvents(to: store) { index in
+            (.watchers, Array(("{\"n\":\"" + String(repeating: "x", count: (index == 4 ? 3_000 : 100) - 8) + "\"}").utf8))
         }
         func page(after: Int64, limit: Int, maxBytes: Int) throws -> [Int64?] {
             try store.channelEvents(Self.general, after: after, through: 10, limit: limit, maxBytes: maxBytes).map(\.channelSeq)
@@ -149,17 +159,8 @@ struct StorageRoundTripTests {
         let location = try kind.makeLocation()
         defer { location.remove() }
         let store = try location.open()
-        var engine = ReceiptsEngine()
-        var seq: Int64 = 0
-        try Self.applyAndCommit(Array(Self.history.prefix(5)), to: store, engine: &engine, seq: &seq)
         // Ten journal entries of one channel, each with one event.
-        for index in 1...10 {
-            seq += 1
-            let event = JournalEvent(seq: Int64(index), cid: Self.general, channelSeq: Int64(index), type: "message.read", audience: index == 8 ? .user("bob") : .watchers, json: Array("{}".utf8))
-            let command = ReceiptsCommand.markRead(cid: Self.general, userID: "bob", messageID: nil)
-            try store.commit(CommitBatch(entries: [JournalEntry(seq: seq, at: Timestamp(rawValue: Int64(index)), command: command, events: [event])],
-                                         footprint: StateFootprint(), engine: engine))
-        }
+        let seq = try Self.commitTenChannelEvents(to: store) { index in (index == 8 ? .user("bob") : .watchers, Array("{}".utf8)) }
         let removed = try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100))
         #expect(removed.events == 6)
         let left = try store.journal(after: 0, limit: 100).flatMap(\.events).map(\.channelSeq)
