@@ -411,7 +411,7 @@ struct GatewaySession {
         switch resume.outcome {
         case .replay:
             let replay = ResumeReplay(resume, counts: counts)
-            guard resume.head > resume.after else { return send(buffer.finish(resume.cid, head: resume.head), of: replay, now: now) }
+            guard resume.head > resume.after else { return end(replay, now: now) }
             replays.append(replay)
             return []
         case .unavailable(let reason):
@@ -466,19 +466,18 @@ struct GatewaySession {
         switch result {
         case .success(let page):
             replays[0].expected = page.through + 1
-            var actions = buffer.page(cid, replayedSeqs: page.events.map(\.channelSeq), through: page.through).flatMap { output -> [Action] in
+            var actions = buffer.page(cid, replayedSeqs: page.events.map(\.channelSeq), through: page.through).map { output -> Action in
                 switch output {
                 case .replayed(let index):
                     let event = page.events[index]
-                    return [.sendText(GatewayEnvelope.replayedEvent(stored: event.json, type: event.type, counts: current.counts), .replayedEvent)]
-                case .held(let frame): return [.sendFrame(frame)]
-                case .marker: return []  // a page has none: the end of the replay sends it
+                    return .sendText(GatewayEnvelope.replayedEvent(stored: event.json, type: event.type, counts: current.counts), .replayedEvent)
+                case .held(let frame): return .sendFrame(frame)
                 }
             }
             replays[0].replayed += page.events.count
             if page.through >= current.resume.head {
                 let finished = replays.removeFirst()
-                actions += send(buffer.finish(cid, head: current.resume.head), of: finished, now: now)
+                actions += end(finished, now: now)
             }
             return actions + [.continueReplay]
         case .failure(let unavailable):
@@ -487,19 +486,15 @@ struct GatewaySession {
         }
     }
 
-    /// The end of a replay: held frames and the `channel.resumed` marker, in ``ResumeBuffer/finish(_:head:)``'s order.
-    private func send(_ outputs: [ResumeBuffer.Output], of replay: ResumeReplay, now: Timestamp) -> [Action] {
-        outputs.flatMap { output -> [Action] in
-            switch output {
-            case .replayed: return []
-            case .held(let frame): return [.sendFrame(frame)]
-            case .marker:
-                let resume = replay.resume
-                let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
-                                                          result: .replayed(replay.replayed))
-                return [.count(.resumed(replayedEvents: replay.replayed)), .sendText(marker, .resumeMarker)]
-            }
-        }
+    /// The end of a replay whose pages reached its head: the held frames and the `channel.resumed`
+    /// marker, in ``ResumeBuffer/finish(_:head:)``'s order.
+    private mutating func end(_ replay: ResumeReplay, now: Timestamp) -> [Action] {
+        let resume = replay.resume
+        let held = buffer.finish(resume.cid, head: resume.head)
+        let marker = GatewayEnvelope.resumeMarker(cid: resume.cid, after: resume.after, head: resume.head, createdAt: now,
+                                                  result: .replayed(replay.replayed))
+        return held.beforeMarker.map { .sendFrame($0) } + [.count(.resumed(replayedEvents: replay.replayed)), .sendText(marker, .resumeMarker)]
+            + held.afterMarker.map { .sendFrame($0) }
     }
 
     // MARK: Events out

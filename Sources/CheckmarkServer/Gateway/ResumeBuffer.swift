@@ -11,14 +11,12 @@ struct ResumeBuffer {
         var channelSeq: Int64?
     }
 
-    /// What a page or the end of a resume sends, in order.
+    /// What a page of a replay sends, in order.
     enum Output: Equatable {
-        /// The replayed event at this index of the replayed events.
+        /// The replayed event at this index of the page's events.
         case replayed(Int)
         /// A held live frame.
         case held(ByteBuffer)
-        /// The `channel.resumed` marker.
-        case marker
     }
 
     /// What is held, on the heap and only while something is: every connection keeps a buffer, and
@@ -127,15 +125,12 @@ struct ResumeBuffer {
         return out
     }
 
-    /// Ends a resume whose pages covered the channel up to `head`: the held events at or before it
-    /// still held (none, when the pages covered them), the marker, then the held events after `head`,
-    /// in arrival order. No held event is dropped.
-    mutating func finish(_ cid: ChannelCID, head: Int64) -> [Output] {
+    /// Ends a resume whose pages covered the channel up to `head`: the held events to send before the
+    /// marker (those at or before `head` still held: none, when the pages covered them) and after it,
+    /// each in arrival order. No held event is dropped.
+    mutating func finish(_ cid: ChannelCID, head: Int64) -> (beforeMarker: [ByteBuffer], afterMarker: [ByteBuffer]) {
         let held = takeHeld(cid)
-        var out: [Output] = held.filter { ($0.channelSeq ?? .max) <= head }.map { .held($0.frame) }
-        out.append(.marker)
-        out += held.filter { ($0.channelSeq ?? .max) > head }.map { .held($0.frame) }
-        return out
+        return (held.filter { ($0.channelSeq ?? .max) <= head }.map(\.frame), held.filter { ($0.channelSeq ?? .max) > head }.map(\.frame))
     }
 
     /// Stops holding `cid`'s events: those held, in arrival order.

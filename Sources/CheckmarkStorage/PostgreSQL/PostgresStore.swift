@@ -406,14 +406,7 @@ package final class PostgresStore: SharedReceiptsStore {
                 """, binds: binds)
             let connection = try journalReader()
             let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
-            var page: [JournalEvent] = []
-            var bytes = 0
-            for (_, event) in try PostgresTableBinder(events).decode(rows) {
-                guard page.isEmpty || bytes + event.json.count <= maxBytes else { break }
-                bytes += event.json.count
-                page.append(event)
-            }
-            return page
+            return try PostgresTableBinder(events).decode(rows).map(\.event)
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
         }
