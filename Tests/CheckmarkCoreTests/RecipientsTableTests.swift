@@ -38,6 +38,9 @@ struct RecipientsTableTests {
         let event = try #require(outcome.events("notification.message_new").first)
         #expect(event.recipients.map(\.connectionID) == ["c1"])
         #expect(event.recipients[0].counts == UnreadCounts(totalUnread: 1, unreadChannels: 1))
+        // Stream's JS SDK sets a loaded channel's watcher count from any event's `watcher_count`.
+        guard case .notificationMessageNew(_, _, _, let watcherCount) = event.payload else { Issue.record("\(event.payload)"); return }
+        #expect(watcherCount == 2)
     }
 
     /// Regression (cluster nodes disagreed on sequences): which events a command makes must not
@@ -75,6 +78,9 @@ struct RecipientsTableTests {
         #expect(outcome.receivers("notification.mark_read") == ["b1"])
         let event = try #require(outcome.events("notification.mark_read").first)
         #expect(event.cid == Scenario.general)
+        // Stream's SDKs tell a channel's read from mark-all-read by the channel object (iOS: `channel == nil`).
+        guard case .notificationMarkRead(_, _, nil, let channel?) = event.payload else { Issue.record("no channel: \(event.payload)"); return }
+        #expect(channel.cid == Scenario.general && channel.memberCount == 4)
     }
 
     @Test func markAllReadSendsOneNotificationWithoutChannelFields() throws {
@@ -85,6 +91,7 @@ struct RecipientsTableTests {
         let notifications = outcome.events("notification.mark_read")
         #expect(notifications.count == 1)
         #expect(notifications[0].cid == nil)
+        guard case .notificationMarkRead(_, nil, nil, nil) = notifications[0].payload else { Issue.record("channel fields: \(notifications[0].payload)"); return }
         #expect(notifications[0].recipients.map(\.connectionID) == ["c1"])
         #expect(notifications[0].recipients[0].counts == UnreadCounts(totalUnread: 0, unreadChannels: 0))
         #expect(outcome.events("message.read").compactMap(\.cid) == [Scenario.general, Self.other])

@@ -73,7 +73,7 @@ struct EventFanOutTests {
 
     static func event(_ type: String, to connections: [String]) -> (ReceiptsEvent, SharedEvent) {
         let recipients = connections.map { Recipient(connection: handle($0), connectionID: $0, userID: "u-" + $0, counts: nil) }
-        let event = ReceiptsEvent(payload: .notificationMarkRead(user: User(id: "reader"), lastReadMessageID: nil),
+        let event = ReceiptsEvent(payload: .notificationMarkRead(user: User(id: "reader"), lastReadMessageID: nil, channel: nil),
                                   cid: nil, createdAt: Timestamp(microseconds: 0), recipients: recipients)
         let json = Array("{\"type\":\"\(type)\"}".utf8)
         return (event, SharedEvent(type: type, encoded: EncodedEvent(stored: json, type: type), cid: nil, channelSeq: nil))

@@ -59,7 +59,7 @@ enum Transcript {
         case .releaseSlot: return "release slot"
         case .register(let userID): return "register \(userID)"
         case .unregister(let connectionID): return "unregister \(connectionID)"
-        case .readHealthCheck(let connectionID, _): return "read health.check \(connectionID)"
+        case .answerHealthCheck(let connectionID): return "answer health.check \(connectionID)"
         case .submit(let request, _, _): return "submit \(request.requestID ?? "-")"
         case .watch(let cid, let lastSeq, let requestID, _, _): return "watch \(cid) after \(lastSeq.map(String.init) ?? "-") \(requestID ?? "-")"
         case .readReplayPage(let resume, let expected): return "read page \(resume.cid) from \(expected)"
@@ -105,8 +105,7 @@ struct GatewaySessionConnectTests {
         #expect(run.session.state == .registering(userID: "alice"))
         #expect(run(.registered(connectionID: "c1", healthCheck: Transcript.healthCheck())) == ["health.check ok"])
         #expect(run.session.state == .ready(connectionID: "c1", userID: "alice"))
-        #expect(run(Transcript.text(#"{"type":"health.check"}"#)) == ["read health.check c1"])
-        #expect(run(.healthCheckAnswered(Transcript.healthCheck())) == ["health.check ok"])
+        #expect(run(Transcript.text(#"{"type":"health.check"}"#)) == ["answer health.check c1"])
         #expect(run(.disconnected(.normalClosure)) == ["ended c1 1000", "unregister c1", "release slot"])
         #expect(run.session.state == .closed)
     }
@@ -497,8 +496,8 @@ struct GatewaySessionRateLimitTests {
     @Test func commandsOverTheBurstAreRefusedThenASustainedFloodClosesWith4008() {
         var run = Transcript.Run.ready(limits: GatewayLimits(commandsPerSecond: 1, commandBurst: 2))
         let ping = #"{"type":"health.check"}"#
-        #expect(run(Transcript.text(ping)) == ["read health.check c1"])
-        #expect(run(Transcript.text(ping)) == ["read health.check c1"])
+        #expect(run(Transcript.text(ping)) == ["answer health.check c1"])
+        #expect(run(Transcript.text(ping)) == ["answer health.check c1"])
         #expect(run(Transcript.text(ping)) == ["log rate_limited", "error rate_limited"])
         #expect(run(Transcript.text(ping)) == ["log rate_limited", "error rate_limited"])
         #expect(run(Transcript.text(ping)) == ["log rate_limited", "error rate_limited", "close 4008"])
@@ -508,9 +507,9 @@ struct GatewaySessionRateLimitTests {
     @Test func theRateRefillsWithTime() {
         var run = Transcript.Run.ready(limits: GatewayLimits(commandsPerSecond: 1, commandBurst: 1))
         let ping = #"{"type":"health.check"}"#
-        #expect(run(Transcript.text(ping)) == ["read health.check c1"])
+        #expect(run(Transcript.text(ping)) == ["answer health.check c1"])
         #expect(run(Transcript.text(ping)) == ["log rate_limited", "error rate_limited"])
-        #expect(run(Transcript.text(ping, at: Transcript.t0 + .seconds(2))) == ["read health.check c1"])
+        #expect(run(Transcript.text(ping, at: Transcript.t0 + .seconds(2))) == ["answer health.check c1"])
     }
 
     @Test func binaryMessagesAreCountedAndRefused() {
@@ -520,10 +519,18 @@ struct GatewaySessionRateLimitTests {
 
     @Test func readingPausesWhileTooManyCommandsAwaitTheirAnswers() {
         var run = Transcript.Run.ready()
-        let ping = #"{"type":"health.check"}"#
-        for _ in 1 ..< GatewayLimits.maxCommandsInFlight { #expect(run(Transcript.text(ping)) == ["read health.check c1"]) }
-        #expect(run(Transcript.text(ping)) == ["reading off", "read health.check c1"])
-        #expect(run(.healthCheckAnswered(nil)) == ["reading on"])
+        let mark = #"{"type":"mark_read","cid":"messaging:room","request_id":"r"}"#
+        for _ in 1 ..< GatewayLimits.maxCommandsInFlight { #expect(run(Transcript.text(mark)) == ["submit r"]) }
+        #expect(run(Transcript.text(mark)) == ["reading off", "submit r"])
+        #expect(run(.commandAnswered(requestID: "r", .success(Array("{}".utf8)))) == [#"reply {"type":"reply","request_id":"r","result":{}}"#, "reading on"])
+    }
+
+    /// Stream's Android SDK takes a `health.check` with `me` for a new connection (and re-runs its
+    /// connected handling): a keepalive is answered at once, without `me`, and does not wait in line.
+    @Test func aKeepaliveIsAnsweredAtOnceWithoutWaitingForCommands() {
+        var run = Transcript.Run.ready()
+        #expect(run(Transcript.text(#"{"type":"mark_read","cid":"messaging:room","request_id":"r1"}"#)) == ["submit r1"])
+        #expect(run(Transcript.text(#"[{"type":"health.check","client_id":"c1"}]"#)) == ["answer health.check c1"])
     }
 
     @Test func aConnectionMayWatchNoMoreThanItsLimit() {

@@ -25,7 +25,7 @@ struct EventEncodingTests {
             payload: .messageRead(user: user, lastReadMessageID: "m1"), cid: cid, createdAt: Timestamp(rawValue: 5), recipients: []),
             channelSeq: 7)
         let mark = StreamJSON.encode(ReceiptsEvent(
-            payload: .notificationMarkRead(user: user, lastReadMessageID: "m1"), cid: cid, createdAt: Timestamp(rawValue: 5), recipients: []),
+            payload: .notificationMarkRead(user: user, lastReadMessageID: "m1", channel: nil), cid: cid, createdAt: Timestamp(rawValue: 5), recipients: []),
             channelSeq: 8)
         #expect(Self.text(read.stored).contains(#""channel_seq":7,"#))
         #expect(EncodedEvent(stored: read.stored, type: "message.read") == read)
@@ -33,6 +33,23 @@ struct EventEncodingTests {
         let counts = UnreadCounts(totalUnread: 3, unreadChannels: 1)
         #expect(EncodedEvent(stored: mark.stored, type: "notification.mark_read").json(for: counts) == mark.json(for: counts))
         #expect(Self.text(mark.json(for: counts)).hasSuffix(#""unread_count":3,"total_unread_count":3,"unread_channels":1,"unread_threads":0}"#))
+    }
+
+    /// Stream's iOS SDK decodes a `notification.mark_read` without `channel` as mark-all-read.
+    @Test func aChannelsNotificationMarkReadCarriesItsChannelObjectAndMarkAllReadNone() throws {
+        var s = Scenario()
+        try s.users("a", "b")
+        try s.channel(members: ["a", "b"])
+        try s.connect("b1", as: "b")
+        try s.send("a", "m1")
+        let one = try #require(try s.run(.markRead(cid: Scenario.general, userID: "b", messageID: nil)).events("notification.mark_read").first)
+        let oneJSON = Self.text(StreamJSON.encode(one).json(for: one.recipients[0].counts))
+        #expect(oneJSON.contains(#""thread_id""#) == false)
+        #expect(oneJSON.contains(#","channel":{"id":"general","type":"messaging","cid":"messaging:general","#))
+        try s.send("a", "m2")
+        let all = try #require(try s.run(.markReadMany(userID: "b", channels: nil)).events("notification.mark_read").first)
+        let allJSON = Self.text(StreamJSON.encode(all).json(for: all.recipients[0].counts))
+        #expect(!allJSON.contains(#""channel""#) && !allJSON.contains(#""cid""#))
     }
 
     @Test func storedJSONWithoutItsClosingBraceIsClosedTheSameWayForEveryRecipient() {
@@ -53,6 +70,15 @@ struct EventEncodingTests {
         let forB = Self.text(encoded.json(for: event.recipients[1].counts))
         #expect(forB.hasSuffix(#","unread_count":1,"total_unread_count":1,"unread_channels":1,"unread_threads":0}"#))
         #expect(forB.contains(#""message_id":"m1""#) && forB.contains(#""watcher_count":2"#))
+    }
+
+    @Test func aCidIsWrittenAsTypeColonIDEscaped() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("cid", ChannelCID(type: "messaging", id: "general"))
+        writer.field("odd", ChannelCID(type: "a\"b", id: "c\\d"))
+        writer.endObject()
+        #expect(Self.text(writer.bytes) == #"{"cid":"messaging:general","odd":"a\"b:c\\d"}"#)
     }
 
     @Test func stringsAreEscaped() {

@@ -15,7 +15,7 @@ struct UserJSONCacheTests {
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     static func event(_ user: User) -> ReceiptsEvent {
-        ReceiptsEvent(payload: .notificationMarkRead(user: user, lastReadMessageID: "m1"), cid: ChannelCID(type: "messaging", id: "general"),
+        ReceiptsEvent(payload: .notificationMarkRead(user: user, lastReadMessageID: "m1", channel: nil), cid: ChannelCID(type: "messaging", id: "general"),
                       createdAt: Timestamp(rawValue: 1_763_000_000_000_000), recipients: [])
     }
 

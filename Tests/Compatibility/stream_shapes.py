@@ -125,13 +125,24 @@ def validate(value, name, path=None):
 
 
 # Fields Stream's description leaves optional but that Checkmark's events always carry because the
-# SDKs read them (docs/protocol.md, Events): the JavaScript SDK copies `me` of the health.check into
-# its user (me.mutes, me.channel_mutes), and takes the channel's config of a notification.message_new
-# as the config of a channel it never queried (read_events and delivery_events decide its receipts).
+# SDKs read them (docs/protocol.md, Events): the JavaScript SDK takes the channel's config of a
+# notification.message_new as the config of a channel it never queried (read_events and
+# delivery_events decide its receipts). A connection's first health.check carries `me` too, and only
+# the first (`validate_first_health_check`; test_sdk_keys.py).
 EVENT_CONTRACT = {
-    "health.check": [((), "me", "HealthCheckEvent")],
     "notification.message_new": [(("channel",), "config", "ChannelResponse")],
 }
+
+
+def validate_first_health_check(event):
+    """Errors of a connection's first frame: a health.check with `me` (the JavaScript SDK copies it
+    into its user: me.mutes, me.channel_mutes; Android takes it for the connection)."""
+    if not isinstance(event, dict) or event.get("type") != "health.check":
+        return [f"first frame: expected a health.check, got {event!r:.200}"]
+    errors = validate_event(event)
+    if event.get("me") is None:
+        errors.append("health.check: missing required 'me' (HealthCheckEvent, the connection's first)")
+    return errors
 
 
 def validate_event(event):

@@ -75,17 +75,6 @@ def test_message_read_goes_to_watchers_and_mark_read_only_to_the_readers_connect
     ann1.none("notification.mark_read")
 
 
-def test_mark_all_read_sends_one_notification_without_channel_fields(client, users, listen):
-    ann, ben = users("ann", "ben")
-    one, two = room(client, [ann, ben]), room(client, [ann, ben])
-    one.send_message({"text": "1"}, ann)
-    two.send_message({"text": "2"}, ann)
-    listener = listen(ben)
-    client.mark_all_read(ben)
-    event = listener.next("notification.mark_read")
-    assert "cid" not in event and event["total_unread_count"] == 0 and event["unread_channels"] == 0
-
-
 def test_read_receipts_off_suppresses_message_read_for_others_only(client, users, listen):
     # Rule 6.
     ann, ben = users("ann", "ben")

@@ -10,7 +10,7 @@ import queue
 import pytest
 
 from conftest import QUIET, delivery_type, room, watch
-from stream_shapes import EVENTS, ROUTES, validate_event, validate_response
+from stream_shapes import EVENTS, ROUTES, validate_event, validate_first_health_check, validate_response
 
 
 class Recorder:
@@ -72,6 +72,10 @@ def test_the_validator_names_exactly_the_required_field_removed_from_a_real_fram
     without_mutes = copy.deepcopy(health)
     del without_mutes["me"]["mutes"]
     assert validate_event(without_mutes) == ["health.check.me: missing required 'mutes' (OwnUserResponse)"]
+    without_me = {key: value for key, value in health.items() if key != "me"}
+    assert validate_event(without_me) == []  # a keepalive's answer
+    assert validate_first_health_check(without_me) == [
+        "health.check: missing required 'me' (HealthCheckEvent, the connection's first)"]
 
     channel.send_message({"text": "hi"}, ann)
     new = ann_socket.next("message.new")

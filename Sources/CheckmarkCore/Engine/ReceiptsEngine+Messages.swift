@@ -65,7 +65,7 @@ extension ReceiptsEngine {
             // the journal's sequences) depends on durable state only, never on who is connected.
             let summary = self.summary(of: channel)
             events.append(ReceiptsEvent(
-                payload: .notificationMessageNew(message: message, sender: sender, channel: summary),
+                payload: .notificationMessageNew(message: message, sender: sender, channel: summary, watcherCount: channel.watchingUsers.count),
                 cid: cid, createdAt: message.createdAt, recipients: others))
         }
         return ReceiptsOutcome(result: .message(message), events: events)

@@ -1,7 +1,8 @@
 extension ReceiptsEngine {
     /// Marks channels read. With one target and `allChannels` false this is a channel mark read: the
-    /// reader's connections get a `notification.mark_read` with the channel's fields. Otherwise they get
-    /// one without channel fields. Every target is validated before anything changes.
+    /// reader's connections get a `notification.mark_read` with the channel's fields and its `channel`
+    /// object. Otherwise they get one without either (Stream's mark-all-read). Every target is
+    /// validated before anything changes.
     mutating func markRead(_ targets: [ChannelReadTarget], user userID: String, allChannels: Bool, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let reader = try user(userID)
         // The channels are read in place (`&channels.values[slot]`), here and below: the dictionary's
@@ -34,7 +35,9 @@ extension ReceiptsEngine {
         let own = ownRecipients(of: userID, withCounts: true)
         let single = !allChannels && plans.count == 1
         events.append(ReceiptsEvent(
-            payload: .notificationMarkRead(user: reader, lastReadMessageID: single ? lastReadMessageID : nil),
+            payload: .notificationMarkRead(
+                user: reader, lastReadMessageID: single ? lastReadMessageID : nil,
+                channel: single ? summary(of: channels.values[plans[0].slot]) : nil),
             cid: single ? plans[0].cid : nil, createdAt: now, recipients: own))
         return ReceiptsOutcome(events: events)
     }
@@ -68,8 +71,8 @@ extension ReceiptsEngine {
     /// Reads a thread: only its participant state moves (the channel's counts do not). The thread's
     /// other participants watching the channel get `message.read` with the thread (rules 6 and 8 apply
     /// as to channel reads: nobody when the reader's read receipts are off) and the reader's
-    /// connections `notification.mark_read` with `thread_id`. A `parentID` that is not a
-    /// message of the channel starting a thread is `invalid_argument` naming `thread_id`.
+    /// connections `notification.mark_read` with `thread_id`, the thread and the channel. A `parentID`
+    /// that is not a message of the channel starting a thread is `invalid_argument` naming `thread_id`.
     mutating func markThreadRead(_ cid: ChannelCID, _ userID: String, _ parentID: String, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let reader = try user(userID)
         let channel = try channel(cid)
@@ -83,7 +86,8 @@ extension ReceiptsEngine {
         let updated = channels[cid]!
         let read = updated.threads[parentID]!.reads[userID]!
         var events: [ReceiptsEvent] = []
-        if type(of: updated).readEvents, let thread = summary(ofThread: parentID, in: updated) {
+        let thread = summary(ofThread: parentID, in: updated)
+        if type(of: updated).readEvents, let thread {
             // The thread's other participants watching the channel; never the reader's own connections
             // (Stream's SDKs take any message.read of their own user as a read of the whole channel).
             let others = Set(thread.participants).subtracting([userID])
@@ -93,7 +97,8 @@ extension ReceiptsEngine {
                 cid: cid, createdAt: read.lastRead, recipients: recipients))
         }
         events.append(ReceiptsEvent(
-            payload: .notificationMarkRead(user: reader, lastReadMessageID: read.lastReadMessageID, threadID: parentID),
+            payload: .notificationMarkRead(
+                user: reader, lastReadMessageID: read.lastReadMessageID, thread: thread, channel: summary(of: updated)),
             cid: cid, createdAt: now, recipients: ownRecipients(of: userID, withCounts: true)))
         return ReceiptsOutcome(events: events)
     }

@@ -142,6 +142,16 @@ public struct JSONWriter: Sendable {
         value.appendRFC3339(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
+    /// `"name":"type:id"`, written without building the cid's string (a heap string past 15 bytes).
+    public mutating func field(_ name: String, _ cid: ChannelCID) {
+        key(name)
+        separator()
+        bytes.append(UInt8(ascii: "\""))
+        writeStringContent(cid.type)
+        bytes.append(UInt8(ascii: ":"))
+        writeStringContent(cid.id)
+        bytes.append(UInt8(ascii: "\""))
+    }
     public mutating func fieldIfPresent(_ name: String, _ value: String?) {
         if let value { field(name, value) }
     }
@@ -174,6 +184,12 @@ public struct JSONWriter: Sendable {
 
     private mutating func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        writeStringContent(text)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A string's escaped content, without its quotes.
+    private mutating func writeStringContent(_ text: String) {
         // Runs that need no escaping (nearly all of most strings) are copied whole.
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
             var runStart = 0
@@ -189,7 +205,6 @@ public struct JSONWriter: Sendable {
                 if Self.needsEscape(byte) { appendEscaped(byte) } else { bytes.append(byte) }
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {

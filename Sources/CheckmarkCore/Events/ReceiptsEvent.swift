@@ -29,7 +29,7 @@ public struct ReceiptsEvent: Sendable, Hashable {
             .watchersAmong(user.privacy.readReceipts ? thread.participants.filter { $0 != user.id } : [])
         case .messageRead(let user, _, nil): user.privacy.readReceipts ? .watchers : .userWatching(user.id)
         case .messageDelivered(let user, _, _): user.privacy.deliveryReceipts ? .watchers : .userWatching(user.id)
-        case .notificationMarkRead(let user, _, _), .notificationMarkUnread(let user, _, _, _, _): .user(user.id)
+        case .notificationMarkRead(let user, _, _, _), .notificationMarkUnread(let user, _, _, _, _): .user(user.id)
         }
     }
 }
@@ -55,12 +55,16 @@ public struct Recipient: Sendable, Hashable {
 /// What an event says, in Stream's terms (contract: Events and who receives them).
 public enum ReceiptsEventPayload: Sendable, Hashable {
     case messageNew(message: Message, sender: User, watcherCount: Int)
-    case notificationMessageNew(message: Message, sender: User, channel: ChannelSummary)
+    /// `watcherCount` is the channel's, as in `message.new` (Stream's JavaScript SDK sets a loaded
+    /// channel's count from any event that has one).
+    case notificationMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int)
     /// A channel read, or with `thread` a thread read.
     case messageRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil)
     case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
-    /// `cid` on the event is nil for mark-all-read; `threadID` is set for a thread read.
-    case notificationMarkRead(user: User, lastReadMessageID: String?, threadID: String? = nil)
+    /// A channel or thread read (`channel` set: what Stream's SDKs tell it from a mark-all-read by), or
+    /// a mark-all-read (`channel` and the event's `cid` nil). `thread` is set for a thread read (the iOS
+    /// SDK takes a read without it for the channel's).
+    case notificationMarkRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil, channel: ChannelSummary?)
     case notificationMarkUnread(
         user: User, firstUnreadMessageID: String, lastReadMessageID: String?, lastReadAt: Timestamp,
         unreadMessages: Int)
@@ -84,10 +88,19 @@ public enum ReceiptsEventPayload: Sendable, Hashable {
         }
     }
 
+    /// Whether the event carries Stream's channel object (`channel`).
+    public var carriesChannelObject: Bool {
+        switch self {
+        case .notificationMessageNew: true
+        case .notificationMarkRead(_, _, _, let channel): channel != nil
+        case .messageNew, .messageRead, .messageDelivered, .notificationMarkUnread: false
+        }
+    }
+
     /// The user whose receipt this event reveals, for read and delivery events.
     public var receiptSubject: String? {
         switch self {
-        case .messageRead(let user, _, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _, _),
+        case .messageRead(let user, _, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _, _, _),
             .notificationMarkUnread(let user, _, _, _, _):
             user.id
         case .messageNew, .notificationMessageNew:

@@ -127,11 +127,8 @@ final class GatewayConnection: WebSocketApplication, EventSink {
             register(userID)
         case .unregister(let connectionID):
             _ = gateway.service.submit(.disconnect(connectionID: connectionID))
-        case .readHealthCheck(let connectionID, let userID):
-            gateway.service.read { engine in Self.healthCheck(engine: engine, userID: userID, connectionID: connectionID) }
-                .hop(to: eventLoop).assumeIsolated().whenComplete { result in
-                    self.handle(.healthCheckAnswered(try? result.get()))
-                }
+        case .answerHealthCheck(let connectionID):
+            perform(.sendText(GatewayEnvelope.healthCheck(connectionID: connectionID, createdAt: WallClock.now(), me: nil), .healthCheck))
         case .submit(let request, let connectionID, let userID):
             let requestID = request.requestID
             submit(request.kind, connectionID: connectionID, userID: userID)
@@ -236,7 +233,7 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let service = gateway.service
         switch kind {
         case .healthCheck, .watch:
-            // The session asks for these with their own actions (readHealthCheck, watch).
+            // The session asks for these with their own actions (answerHealthCheck, watch).
             return service.engineLoop.makeFailedFuture(WireError.invalid("not a command to submit"))
         case .stopWatching(let cid):
             return service.submit(.stopWatching(connectionID: connectionID, cid: cid)).map { _ in Self.emptyObject }

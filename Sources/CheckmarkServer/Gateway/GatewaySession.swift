@@ -36,9 +36,8 @@ struct GatewaySession {
         /// A text or binary message from the client.
         case textReceived(ByteBuffer, now: NIODeadline)
         case binaryReceived(now: NIODeadline)
-        /// Answers of the service to the actions ``Action/readHealthCheck(connectionID:userID:)``,
-        /// ``Action/submit(_:connectionID:userID:)`` and ``Action/watch(_:lastSeq:requestID:connectionID:userID:)``.
-        case healthCheckAnswered(ByteBuffer?)
+        /// Answers of the service to the actions ``Action/submit(_:connectionID:userID:)`` and
+        /// ``Action/watch(_:lastSeq:requestID:connectionID:userID:)``.
         case commandAnswered(requestID: String?, Result<[UInt8], WireError>)
         case watchAnswered(ChannelCID, lastSeq: Int64?, requestID: String?, Result<WatchAnswer, WireError>, at: Timestamp)
         /// A page of a replay was read (``Action/readReplayPage(_:expected:)``), or why it could not be.
@@ -106,7 +105,10 @@ struct GatewaySession {
         /// read its first `health.check`.
         case register(userID: String)
         case unregister(connectionID: String)
-        case readHealthCheck(connectionID: String, userID: String)
+        /// Answer the client's keepalive with a `health.check` carrying `connection_id` and no `me`: only
+        /// the connection's first has `me` (Stream's Android SDK takes a `health.check` with `me` for a
+        /// new connection and re-runs its connected handling).
+        case answerHealthCheck(connectionID: String)
         case submit(GatewayRequest, connectionID: String, userID: String)
         case watch(ChannelCID, lastSeq: Int64?, requestID: String?, connectionID: String, userID: String)
         /// Read the next page of this resume's replay, from `channel_seq` `expected` on
@@ -201,8 +203,6 @@ struct GatewaySession {
         case .registrationFailed(let error): registrationFailed(error)
         case .textReceived(let text, let now): received(text, now: now)
         case .binaryReceived(let now): received(nil, now: now)
-        case .healthCheckAnswered(let healthCheck):
-            (healthCheck.map { [.sendText($0, .healthCheck)] } ?? []) + answered()
         case .commandAnswered(let requestID, let result): commandAnswered(requestID, result)
         case .watchAnswered(let cid, let lastSeq, let requestID, let result, let now):
             watchAnswered(cid, lastSeq: lastSeq, requestID: requestID, result, now: now)
@@ -338,7 +338,7 @@ struct GatewaySession {
         }
         switch request.kind {
         case .healthCheck:
-            return began() + [.readHealthCheck(connectionID: connectionID, userID: userID)]
+            return [.answerHealthCheck(connectionID: connectionID)]
         case .watch(let cid, let lastSeq):
             return watch(cid, lastSeq: lastSeq, requestID: request.requestID)
         case .stopWatching(let cid):

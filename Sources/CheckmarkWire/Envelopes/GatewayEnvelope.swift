@@ -66,7 +66,7 @@ package enum GatewayEnvelope {
         case .replayed: w.field("type", "channel.resumed")
         case .failed: w.field("type", "channel.resume_failed")
         }
-        w.field("cid", cid.description)
+        w.field("cid", cid)
         w.field("channel_id", cid.id)
         w.field("channel_type", cid.type)
         w.field("created_at", createdAt)

@@ -72,7 +72,7 @@ public enum StreamJSON {
         writer.field("type", message.kind.rawValue)
         writer.key("user")
         write(user: sender ?? User(id: message.userID), into: &writer)
-        writer.field("cid", message.cid.description)
+        writer.field("cid", message.cid)
         writer.field("created_at", message.createdAt)
         writer.field("updated_at", message.createdAt)
         if let parent = message.parentID {
@@ -103,7 +103,7 @@ public enum StreamJSON {
         writer.beginObject()
         writer.field("id", channel.cid.id)
         writer.field("type", channel.cid.type)
-        writer.field("cid", channel.cid.description)
+        writer.field("cid", channel.cid)
         if let createdBy = channel.createdBy {
             writer.key("created_by")
             write(user: channel.creator ?? User(id: createdBy), into: &writer)
@@ -129,11 +129,25 @@ public enum StreamJSON {
     /// What a member may do in a channel of `type`, in Stream's capability names: read and send
     /// messages and replies, and the receipts the type has on.
     public static func ownCapabilities(of type: ChannelType) -> [String] {
-        var capabilities = ["read-channel", "send-message", "send-reply", "quote-message"]
-        if type.readEvents { capabilities.append("read-events") }
-        if type.deliveryEvents { capabilities.append("delivery-events") }
-        return capabilities
+        switch (type.readEvents, type.deliveryEvents) {
+        case (false, false): capabilitiesWithoutReceipts
+        case (true, false): capabilitiesWithReads
+        case (false, true): capabilitiesWithDeliveries
+        case (true, true): capabilitiesWithBoth
+        }
     }
+
+    // Made once: events that carry a channel object write them for every recipient batch.
+    private static let capabilitiesWithoutReceipts = ["read-channel", "send-message", "send-reply", "quote-message"]
+    private static let capabilitiesWithReads = capabilitiesWithoutReceipts + ["read-events"]
+    private static let capabilitiesWithDeliveries = capabilitiesWithoutReceipts + ["delivery-events"]
+    private static let capabilitiesWithBoth = capabilitiesWithReads + ["delivery-events"]
+    /// The config flags of features Checkmark does not have.
+    private static let featuresOff = [
+        "typing_events", "connect_events", "custom_events", "count_messages", "mark_messages_pending", "mutes", "polls",
+        "push_notifications", "quotes", "reactions", "reminders", "search", "shared_locations",
+        "skip_last_msg_update_for_system_msgs", "uploads", "url_enrichment", "user_message_reminders",
+    ]
 
     /// A channel type's config as Stream's `ChannelConfigWithInfo`.
     public static func write(config type: ChannelType, into writer: inout JSONWriter) {
@@ -142,11 +156,7 @@ public enum StreamJSON {
         writer.field("read_events", type.readEvents)
         writer.field("delivery_events", type.deliveryEvents)
         writer.field("replies", true)
-        for off in ["typing_events", "connect_events", "custom_events", "count_messages", "mark_messages_pending", "mutes",
-                    "polls", "push_notifications", "quotes", "reactions", "reminders", "search", "shared_locations",
-                    "skip_last_msg_update_for_system_msgs", "uploads", "url_enrichment", "user_message_reminders"] {
-            writer.field(off, false)
-        }
+        for off in featuresOff { writer.field(off, false) }
         writer.field("max_message_length", ReceiptsEngine.maxMessageTextBytes)
         writer.field("message_retention", "infinite")
         writer.field("automod", "disabled")
@@ -160,7 +170,7 @@ public enum StreamJSON {
     /// A thread as a thread read's `message.read` carries it (Stream's `ThreadResponse` fields).
     public static func write(thread: ThreadSummary, into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.field("channel_cid", thread.cid.description)
+        writer.field("channel_cid", thread.cid)
         writer.field("parent_message_id", thread.parentID)
         writer.field("created_by_user_id", thread.createdBy)
         writer.field("title", thread.title)
@@ -209,11 +219,12 @@ public enum StreamJSON {
     }
 
     private static func encode(_ event: ReceiptsEvent, channelSeq: Int64?, writeUser: (User, inout JSONWriter) -> Void) -> EncodedEvent {
-        var writer = JSONWriter(capacity: 1024)
+        // Events with a channel object are about 2 KiB, the others about 1 KiB: one allocation each.
+        var writer = JSONWriter(capacity: event.payload.carriesChannelObject ? 3072 : 1024)
         writer.beginObject()
         writer.field("type", event.type)
         if let cid = event.cid {
-            writer.field("cid", cid.description)
+            writer.field("cid", cid)
             writer.field("channel_id", cid.id)
             writer.field("channel_type", cid.type)
         }
@@ -230,7 +241,7 @@ public enum StreamJSON {
             writer.key("user")
             writeUser(sender, &writer)
             writer.field("watcher_count", watcherCount)
-        case .notificationMessageNew(let message, let sender, let channel):
+        case .notificationMessageNew(let message, let sender, let channel, let watcherCount):
             writer.field("message_id", message.id)
             writer.key("message")
             write(message: message, sender: sender, into: &writer)
@@ -238,7 +249,7 @@ public enum StreamJSON {
             writeUser(sender, &writer)
             writer.key("channel")
             write(channel: channel, into: &writer)
-            writer.field("watcher_count", 0)
+            writer.field("watcher_count", watcherCount)
         case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
             writeUser(user, &writer)
@@ -252,11 +263,19 @@ public enum StreamJSON {
             writeUser(user, &writer)
             writer.field("last_delivered_message_id", messageID)
             writer.field("last_delivered_at", at)
-        case .notificationMarkRead(let user, let lastReadMessageID, let threadID):
+        case .notificationMarkRead(let user, let lastReadMessageID, let thread, let channel):
             writer.key("user")
             writeUser(user, &writer)
             writer.fieldIfPresent("last_read_message_id", lastReadMessageID)
-            writer.fieldIfPresent("thread_id", threadID)
+            if let thread {
+                writer.field("thread_id", thread.parentID)
+                writer.key("thread")
+                write(thread: thread, into: &writer)
+            }
+            if let channel {
+                writer.key("channel")
+                write(channel: channel, into: &writer)
+            }
         case .notificationMarkUnread(let user, let firstUnread, let lastReadMessageID, let lastReadAt, let unread):
             writer.key("user")
             writeUser(user, &writer)
