@@ -18,9 +18,11 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     /// this one may come from any thread, at the same time as the writer's: it reads committed data
     /// on a connection of its own and never waits for a commit, nor makes one wait.
     func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent]
-    /// Removes journal history the policy no longer keeps.
+    /// Removes the oldest journal history the policy no longer keeps: about `limit` rows at most
+    /// (entries and events together; an entry's events go with it), so call again while it removes
+    /// that many.
     /// - Returns: how many entries and events were removed.
-    func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int)
+    func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int)
     /// Whether storage is open and accepting commits.
     var isReady: Bool { get }
     /// Closes the database; later calls throw ``StorageError/closed``.

@@ -10,6 +10,10 @@ package struct RetentionPolicy: Sendable, Hashable {
         self.maxEventsPerChannel = maxEventsPerChannel
     }
 
-    /// Keep everything (the default).
+    /// Keep everything.
     package static let keepAll = RetentionPolicy()
+
+    /// About how many rows one prune removes at most, so that it holds the writer briefly: a prune
+    /// that removed this many is followed by another soon (an old database's first prunes).
+    package static let rowsPerPrune = 5_000
 }

@@ -20,5 +20,6 @@ struct ReplayExportCommand: ParsableCommand {
         }
         guard FileManager.default.createFile(atPath: out, contents: Data(text)) else { throw ValidationError("cannot write \(out)") }
         print("wrote \(lines.count) lines to \(out)")
+        if case .pruned = lines.first { print(TraceFilter.describe(lines[0])) }
     }
 }

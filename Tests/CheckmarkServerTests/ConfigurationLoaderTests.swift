@@ -114,6 +114,19 @@ struct ConfigurationLoaderTests {
         #expect(ConfigurationLoader.nearest("colour") == nil)
     }
 
+    /// The journal keeps by default what a resume may replay, and follows `max_resume_events`.
+    @Test func journalRetentionDefaultsToWhatAResumeReplays() throws {
+        let defaults = try ConfigurationLoader.load(file: nil, environment: [:], flags: [:])
+        #expect(defaults.retention == RetentionPolicy(maxEventsPerChannel: defaults.gateway.maxResumeEvents))
+        #expect(ConfigurationLoader.displayValue(of: "journal_max_events_per_channel", in: defaults) == "\(defaults.gateway.maxResumeEvents)")
+        let moreResume = try ConfigurationLoader.load(file: nil, environment: [:], flags: ["max_resume_events": "50000"])
+        #expect(moreResume.retention.maxEventsPerChannel == 50_000)
+        let keepAll = try ConfigurationLoader.load(file: nil, environment: ["CHECKMARK_JOURNAL_MAX_EVENTS_PER_CHANNEL": "0"], flags: [:])
+        #expect(keepAll.retention == .keepAll)
+        let set = try ConfigurationLoader.load(file: nil, environment: [:], flags: ["journal_max_events_per_channel": "200", "journal_max_age": "1h"])
+        #expect(set.retention == RetentionPolicy(maxAgeSeconds: 3600, maxEventsPerChannel: 200))
+    }
+
     @Test func durationsAndSizesTakeUnitsEverywhereAndBareNumbersKeepTheKeysUnit() throws {
         let configuration = try ConfigurationLoader.load(
             file: (path: "c.json", contents: #"{"slow_consumer_grace": "2s", "request_timeout": 15, "max_outbound_buffer": "64KiB"}"#),

@@ -35,7 +35,9 @@ final class FailingCommitStore: ReceiptsStore, @unchecked Sendable {
     func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
         try store.channelEvents(cid, after: after, through: through, limit: limit, maxBytes: maxBytes)
     }
-    func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) { try store.prune(policy, now: now) }
+    func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
+        try store.prune(policy, now: now, limit: limit)
+    }
     var isReady: Bool { store.isReady }
     func close() { store.close() }
 }

@@ -1,6 +1,7 @@
 import CheckmarkClient
 import CheckmarkCore
 import CheckmarkServer
+import CheckmarkStorage
 import Foundation
 import NIOCore
 import Testing
@@ -112,6 +113,11 @@ extension EndToEnd {
                 commandSeq: 3, type: "message.read", cid: Self.general, channelSeq: 9, audience: .userWatching("carol"),
                 recipients: [TracedRecipient(connectionID: "c1", userID: "carol", counts: nil)], json: Array(#"{"type":"message.read"}"#.utf8)))
             #expect(try TraceLine.parse(line.json, number: 1) == line)
+            let pruned = TraceLine.pruned(PrunedHistory(commandsBefore: 40, channels: [.init(cid: Self.general, throughChannelSeq: 77)]))
+            #expect(String(decoding: pruned.json, as: UTF8.self)
+                == #"{"kind":"pruned","commands_before":40,"channels":[{"cid":"messaging:general","through_channel_seq":77}]}"#)
+            #expect(try TraceLine.parse(pruned.json, number: 1) == pruned)
+            #expect(throws: TraceLine.Failure.self) { try TraceLine.parse(Array(#"{"kind":"pruned","channels":[{"cid":"x"}]}"#.utf8), number: 2) }
             #expect(throws: TraceLine.Failure.self) { try TraceLine.parse(Array(#"{"kind":"event"}"#.utf8), number: 7) }
             #expect {
                 try TraceLine.parse(Array("not json".utf8), number: 12)
@@ -131,6 +137,25 @@ extension EndToEnd {
             // Channel sequence 1 is m1's message.new, 2 its notification.message_new, 3 bob's read.
             #expect(TraceFilter.describe(reads[1]).contains("message.read messaging:general seq=3 user=bob"))
             await #expect(throws: ReplayPlan.Unrunnable.self) { try await ReplayRunner.run(lines) }
+            #expect(!lines.contains { if case .pruned = $0 { true } else { false } }, "nothing was pruned")
+        }
+
+        /// An export of a pruned journal says first what it no longer has, whatever the filter.
+        @Test func anExportOfAPrunedJournalSaysWhatItNoLongerHas() async throws {
+            let server = try await TestServer.start()
+            try await server.setUp(users: ["alice", "bob"])
+            for index in 1...3 {
+                try await server.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m\(index)", text: "hi")))
+            }
+            _ = try await server.server.service.prune(RetentionPolicy(maxEventsPerChannel: 2)).get()
+            await server.stop(removingData: false)
+            defer { try? FileManager.default.removeItem(atPath: server.directory) }
+            let lines = try TraceFile.journalLines(dataDirectory: server.directory)
+            // Three messages made six channel events; the newest two are kept.
+            #expect(lines.first == .pruned(PrunedHistory(channels: [.init(cid: Self.general, throughChannelSeq: 4)])))
+            let filtered = TraceFilter(user: "nobody").apply(lines)
+            #expect(filtered.count == 1 && TraceFilter.describe(filtered[0]) ==
+                "pruned (retention): the journal no longer has events of messaging:general through seq=4")
         }
     }
 }

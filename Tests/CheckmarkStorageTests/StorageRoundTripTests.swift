@@ -161,16 +161,31 @@ struct StorageRoundTripTests {
         let store = try location.open()
         // Ten journal entries of one channel, each with one event.
         let seq = try Self.commitTenChannelEvents(to: store) { index in (index == 8 ? .user("bob") : .watchers, Array("{}".utf8)) }
-        let removed = try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100))
-        #expect(removed.events == 6)
+        // At most `limit` rows a call, the oldest first.
+        let first = try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100), limit: 4)
+        #expect(first.events == 4)
+        #expect(try store.journal(after: 0, limit: 100).flatMap(\.events).map(\.channelSeq) == [5, 6, 7, 8, 9, 10])
+        let removed = try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100), limit: 4)
+        #expect(removed.events == 2)
+        #expect(try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100), limit: 4).events == 0)
+        let sqlite = store as? SQLiteStore
+        #expect(try sqlite?.prunedHistory() ?? PrunedHistory(channels: [.init(cid: Self.general, throughChannelSeq: 6)])
+            == PrunedHistory(channels: [.init(cid: Self.general, throughChannelSeq: 6)]))
         let left = try store.journal(after: 0, limit: 100).flatMap(\.events).map(\.channelSeq)
         #expect(left == [7, 8, 9, 10])
         #expect(try store.channelEvents(Self.general, after: 7, through: 9).map(\.channelSeq) == [8, 9])
         #expect(try store.channelEvents(Self.general, after: 2, through: 10).map(\.audience) == [.watchers, .user("bob"), .watchers, .watchers])
         // By age: everything at or before 1970 plus a few seconds goes.
-        let byAge = try store.prune(RetentionPolicy(maxAgeSeconds: 1), now: Timestamp(rawValue: 1_800_000_000_000_000))
-        #expect(byAge.entries == Int(seq))
+        let age = RetentionPolicy(maxAgeSeconds: 1)
+        let oldestThree = try store.prune(age, now: Timestamp(rawValue: 1_800_000_000_000_000), limit: 3)
+        #expect(oldestThree.entries == 3)
+        #expect(try store.journal(after: 0, limit: 100).first?.seq == 4)
+        let byAge = try store.prune(age, now: Timestamp(rawValue: 1_800_000_000_000_000), limit: 1_000)
+        #expect(oldestThree.entries + byAge.entries == Int(seq))
         #expect(try store.journal(after: 0, limit: 100).isEmpty)
+        if let sqlite {  // export says all of it is gone
+            #expect(try sqlite.prunedHistory() == PrunedHistory(commandsBefore: seq + 1, channels: [.init(cid: Self.general, throughChannelSeq: 10)]))
+        }
         // The sequence goes on from where it was: the counters are not part of the history.
         #expect(try store.load().lastSeq == seq)
     }

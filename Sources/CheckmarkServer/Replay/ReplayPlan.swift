@@ -29,6 +29,8 @@ package struct ReplayPlan: Sendable {
                 for recipient in recipients {
                     expected[recipient.connectionID, default: []].append(Self.normalised(event.json(for: recipient.counts)))
                 }
+            case .pruned:
+                throw Unrunnable(description: "the trace is a journal export, and part of that journal was pruned: run takes a trace recorded live (checkmark serve --set record=FILE)")
             }
         }
     }

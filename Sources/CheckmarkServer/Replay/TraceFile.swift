@@ -23,8 +23,9 @@ package enum TraceFile {
         return lines
     }
 
-    /// A data directory's whole journal as trace lines (events name their audience, not connections).
-    /// Takes the directory's lock: the server using it must be stopped.
+    /// A data directory's whole journal as trace lines (events name their audience, not connections),
+    /// led by a `pruned` line when retention removed part of it. Takes the directory's lock: the
+    /// server using it must be stopped.
     /// - Throws: ``Failure`` when the directory holds no database, or the storage errors of opening it.
     package static func journalLines(dataDirectory path: String) throws -> [TraceLine] {
         guard FileManager.default.fileExists(atPath: path + "/" + DataDirectory.databaseFileName) else {
@@ -32,7 +33,8 @@ package enum TraceFile {
         }
         let store = try SQLiteStore(directory: try DataDirectory(path: path))
         defer { store.close() }
-        var lines: [TraceLine] = []
+        let pruned = try store.prunedHistory()
+        var lines: [TraceLine] = pruned.isEmpty ? [] : [.pruned(pruned)]
         var after: Int64 = 0
         while true {
             let entries = try store.journal(after: after, limit: 10_000)

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkStorage
 import CheckmarkWire
 
 /// Selects the lines of a trace about one channel, user, set of types or time range (`checkmark
@@ -43,6 +44,9 @@ package struct TraceFilter: Sendable {
                 group = (line, at, CommandFacts(command), [])
             case .event(let event):
                 group?.events.append(event)
+            case .pruned:
+                flush()
+                out.append(line)  // whatever the filter: it says what no filter can show
             }
         }
         flush()
@@ -86,6 +90,14 @@ package struct TraceFilter: Sendable {
                 text += " for \(audience.storedValue)"
             }
             return text
+        case .pruned(let history):
+            var parts: [String] = []
+            if let before = history.commandsBefore { parts.append("commands before #\(before)") }
+            let shown = history.channels.prefix(8).map { "\($0.cid) through seq=\($0.throughChannelSeq)" }
+            if !shown.isEmpty {
+                parts.append("events of " + shown.joined(separator: ", ") + (history.channels.count > 8 ? ", +\(history.channels.count - 8) more channels" : ""))
+            }
+            return "pruned (retention): the journal no longer has " + parts.joined(separator: "; ")
         }
     }
 }

@@ -5,10 +5,13 @@ import CheckmarkWire
 /// One line of a trace (JSON lines, docs/replay.md): an accepted command with its time, or an event
 /// it produced with who received it. Recorded live (`checkmark serve --record`), every connection's
 /// commands are in it and events name their recipient connections; exported from a journal, only
-/// durable commands are, and events name their audience instead.
+/// durable commands are, events name their audience instead, and a first line says what retention
+/// removed, if anything.
 package enum TraceLine: Sendable, Hashable {
     case command(seq: Int64, at: Timestamp, command: ReceiptsCommand)
     case event(TraceEvent)
+    /// What the exported journal no longer has.
+    case pruned(PrunedHistory)
 
     /// Why a line could not be read.
     package struct Failure: Error, Sendable, CustomStringConvertible {
@@ -53,6 +56,18 @@ package enum TraceLine: Sendable, Hashable {
             }
             w.key("event")
             w.raw(event.json)
+        case .pruned(let history):
+            w.field("kind", "pruned")
+            if let before = history.commandsBefore { w.field("commands_before", Int(before)) }
+            w.key("channels")
+            w.beginArray()
+            for channel in history.channels {
+                w.beginObject()
+                w.field("cid", channel.cid)
+                w.field("through_channel_seq", Int(channel.throughChannelSeq))
+                w.endObject()
+            }
+            w.endArray()
         }
         w.endObject()
         return w.bytes
@@ -98,8 +113,17 @@ package enum TraceLine: Sendable, Hashable {
                 channelSeq: json["channel_seq"]?.intValue.map(Int64.init),
                 audience: json["audience"]?.stringValue.flatMap(EventAudience.init(storedValue:)), recipients: recipients,
                 json: w.bytes))
+        case "pruned":
+            var history = PrunedHistory(commandsBefore: json["commands_before"]?.intValue.map(Int64.init))
+            for item in json["channels"]?.arrayValue ?? [] {
+                guard let cid = item["cid"]?.stringValue.flatMap(ChannelCID.init), let through = item["through_channel_seq"]?.intValue else {
+                    throw fail("a pruned channel needs cid (type:id) and through_channel_seq")
+                }
+                history.channels.append(.init(cid: cid, throughChannelSeq: Int64(through)))
+            }
+            return .pruned(history)
         default:
-            throw fail("kind must be command or event")
+            throw fail("kind must be command, event or pruned")
         }
     }
 }

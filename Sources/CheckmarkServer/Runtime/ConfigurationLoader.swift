@@ -52,7 +52,7 @@ package enum ConfigurationLoader {
         ("idle_timeout", "seconds without any client frame before 1001, 0 disables (default 120)"),
         ("compression", "permessage-deflate: true or false (default true)"),
         ("journal_max_age", "seconds of journal history kept, 0 keeps all (default 0)"),
-        ("journal_max_events_per_channel", "journal events kept per channel, 0 keeps all (default 0)"),
+        ("journal_max_events_per_channel", "journal events kept per channel; older ones can be neither resumed nor exported, 0 keeps all (default: max_resume_events)"),
         ("record", "write a live trace of every command and event to this file (docs/replay.md; default: none)"),
         ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
     ]
@@ -268,10 +268,8 @@ package enum ConfigurationLoader {
         case "compression": c.compression = try bool()
         case "journal_max_age":
             let seconds = try int()
-            c.retention.maxAgeSeconds = seconds > 0 ? Int64(seconds) : nil
-        case "journal_max_events_per_channel":
-            let count = try int()
-            c.retention.maxEventsPerChannel = count > 0 ? count : nil
+            c.journalMaxAgeSeconds = seconds > 0 ? Int64(seconds) : nil
+        case "journal_max_events_per_channel": c.journalMaxEventsPerChannel = try int()
         case "shutdown_timeout": c.shutdownTimeoutSeconds = try int()
         default: throw Invalid(description: "\(source): unknown setting \(key)")
         }

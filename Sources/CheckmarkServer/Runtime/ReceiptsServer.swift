@@ -28,6 +28,23 @@ package final class ReceiptsServer: Sendable {
 
     /// How often the journal's retention policy is applied.
     package static let pruneIntervalSeconds: Int64 = 60
+    /// How soon a prune follows one that removed ``RetentionPolicy/rowsPerPrune`` rows (a backlog).
+    static let backlogPruneDelay = TimeAmount.milliseconds(200)
+
+    /// Prunes `in` from now, then again every ``pruneIntervalSeconds``, or soon while there is a
+    /// backlog, until the service stops.
+    private static func prune(_ policy: RetentionPolicy, service: ReceiptsService, on loop: any EventLoop, in delay: TimeAmount, logger: Logger) {
+        loop.scheduleTask(in: delay) {
+            service.prune(policy).whenComplete { result in
+                guard case .success(let removed) = result else { return }  // stopped, or storage failed (reported there)
+                if removed.entries + removed.events > 0 {
+                    logger.info("journal pruned", metadata: ["entries": "\(removed.entries)", "events": "\(removed.events)"])
+                }
+                let backlog = removed.entries + removed.events >= RetentionPolicy.rowsPerPrune
+                prune(policy, service: service, on: loop, in: backlog ? backlogPruneDelay : .seconds(pruneIntervalSeconds), logger: logger)
+            }
+        }
+    }
 
     /// The port actually bound (useful with port 0).
     package var port: Int { listener.port }
@@ -100,15 +117,7 @@ package final class ReceiptsServer: Sendable {
             stopped: group.next().makePromise(of: Void.self))
         failure.withLockedValue { $0 = { [weak server] error in server?.storageFailed(error) } }
         if configuration.retention != .keepAll {
-            let policy = configuration.retention
-            let task = engineGroup.next().scheduleRepeatedAsyncTask(initialDelay: .seconds(1), delay: .seconds(Self.pruneIntervalSeconds)) { _ in
-                service.prune(policy).map { removed in
-                    if removed.entries + removed.events > 0 {
-                        logger.info("journal pruned", metadata: ["entries": "\(removed.entries)", "events": "\(removed.events)"])
-                    }
-                }.recover { _ in }
-            }
-            _ = task
+            Self.prune(configuration.retention, service: service, on: engineGroup.next(), in: .seconds(1), logger: logger)
         }
         logger.info("checkmark listening", metadata: [
             "host": "\(configuration.host)", "port": "\(listener.port)",

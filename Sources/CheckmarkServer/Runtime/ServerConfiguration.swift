@@ -61,7 +61,17 @@ package struct ServerConfiguration: Sendable {
     package var keepaliveSeconds = 30
     package var idleTimeoutSeconds = 120
     package var compression = true
-    package var retention = RetentionPolicy.keepAll
+    /// Seconds of journal history kept (`journal_max_age`); nil keeps it whatever its age.
+    package var journalMaxAgeSeconds: Int64?
+    /// Journal events kept per channel (`journal_max_events_per_channel`): nil keeps what a resume may
+    /// replay (``GatewayLimits/maxResumeEvents``), 0 keeps all.
+    package var journalMaxEventsPerChannel: Int?
+
+    /// What the journal keeps: by default as many events per channel as a resume replays.
+    package var retention: RetentionPolicy {
+        let perChannel = journalMaxEventsPerChannel ?? gateway.maxResumeEvents
+        return RetentionPolicy(maxAgeSeconds: journalMaxAgeSeconds, maxEventsPerChannel: perChannel > 0 ? perChannel : nil)
+    }
     /// Seconds a graceful shutdown may take before remaining connections are dropped.
     package var shutdownTimeoutSeconds = 10
 

@@ -527,10 +527,13 @@ package final class ReceiptsService: Sendable {
 
     // MARK: Retention
 
-    /// Removes journal history `policy` no longer keeps, on the writer thread (between commits).
+    /// Removes the oldest journal history `policy` no longer keeps, on the writer thread (between
+    /// commits): at most about ``RetentionPolicy/rowsPerPrune`` rows a call.
     package func prune(_ policy: RetentionPolicy) -> EventLoopFuture<(entries: Int, events: Int)> {
         let store = self.store
-        return writer.runIfActive(eventLoop: engineLoop) { try store.prune(policy, now: WallClock.now()) }
+        return writer.runIfActive(eventLoop: engineLoop) {
+            try store.prune(policy, now: WallClock.now(), limit: RetentionPolicy.rowsPerPrune)
+        }
     }
 
     // MARK: Shutdown

@@ -439,7 +439,7 @@ package final class PostgresStore: SharedReceiptsStore {
         return connection
     }
 
-    package func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
+    package func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
         try checkOpen()
         do {
             var entries = 0
@@ -447,18 +447,33 @@ package final class PostgresStore: SharedReceiptsStore {
             try run("BEGIN")
             do {
                 if let age = policy.maxAgeSeconds {
+                    // The oldest entries first, with their events.
                     var binds = PostgresBindings()
                     binds.append(now.rawValue - age * 1_000_000)
-                    events += try count(run("WITH d AS (DELETE FROM journal_events WHERE command_seq IN (SELECT seq FROM journal WHERE at < $1) RETURNING 1) SELECT count(*) FROM d", binds))
-                    entries += try count(run("WITH d AS (DELETE FROM journal WHERE at < $1 RETURNING 1) SELECT count(*) FROM d", binds))
+                    binds.append(Int64(limit))
+                    let oldest = "SELECT seq FROM journal WHERE at < $1 ORDER BY seq LIMIT $2"
+                    events += try count(run("WITH d AS (DELETE FROM journal_events WHERE command_seq IN (\(oldest)) RETURNING 1) SELECT count(*) FROM d", binds))
+                    entries += try count(run("WITH d AS (DELETE FROM journal WHERE seq IN (\(oldest)) RETURNING 1) SELECT count(*) FROM d", binds))
                 }
-                if let keep = policy.maxEventsPerChannel {
+                if let keep = policy.maxEventsPerChannel, entries + events < limit {
+                    // Channel by channel, each a range of its `journal_events_channel` index.
                     var binds = PostgresBindings()
                     binds.append(Int64(keep))
-                    events += try count(run("""
-                        WITH d AS (DELETE FROM journal_events e USING channel_sequences s
-                            WHERE e.cid = s.cid AND e.channel_seq <= s.last_seq - $1 RETURNING 1) SELECT count(*) FROM d
-                        """, binds))
+                    for row in try run("SELECT cid, last_seq FROM channel_sequences WHERE last_seq > $1", binds) where entries + events < limit {
+                        let (cid, lastSeq) = try row.decode((String, Int64).self)
+                        var first = PostgresBindings()
+                        first.append(cid)
+                        guard let lowest = try run("SELECT min(channel_seq) FROM journal_events WHERE cid = $1", first).first?.decode(Int64?.self),
+                              lowest <= lastSeq - Int64(keep) else { continue }
+                        var range = PostgresBindings()
+                        range.append(cid)
+                        range.append(lowest)
+                        range.append(min(lastSeq - Int64(keep), lowest + Int64(limit - entries - events) - 1))
+                        events += try count(run("""
+                            WITH d AS (DELETE FROM journal_events WHERE cid = $1 AND channel_seq BETWEEN $2 AND $3 RETURNING 1)
+                            SELECT count(*) FROM d
+                            """, range))
+                    }
                 }
                 try run("COMMIT")
             } catch {

@@ -332,6 +332,32 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    /// What retention removed from the journal: the commands before its oldest, and each channel's
+    /// events before its oldest (all of a channel's events when none is left).
+    package func prunedHistory() throws(StorageError) -> PrunedHistory {
+        try checkOpen()
+        do {
+            return try queue.read { db in
+                let lastSeq = try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'last_seq'") ?? 0
+                let oldest = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM journal") ?? lastSeq + 1
+                var history = PrunedHistory(commandsBefore: oldest > 1 ? oldest : nil)
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT cid, last_seq, (SELECT min(channel_seq) FROM journal_events e WHERE e.cid = s.cid) FROM channel_sequences s ORDER BY cid
+                    """) {
+                    let text: String = row[0]
+                    let last: Int64 = row[1]
+                    let first: Int64? = row[2]
+                    let through = (first ?? last + 1) - 1
+                    guard through > 0, let cid = ChannelCID(text) else { continue }
+                    history.channels.append(.init(cid: cid, throughChannelSeq: through))
+                }
+                return history
+            }
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+    }
+
     package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
         try checkOpen()
         do {
@@ -354,25 +380,34 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    package func prune(_ policy: RetentionPolicy, now: Timestamp) throws(StorageError) -> (entries: Int, events: Int) {
+    package func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
         try checkOpen()
         do {
             return try queue.write { db in
                 var entries = 0
                 var events = 0
                 if let age = policy.maxAgeSeconds {
+                    // The oldest entries first, with their events.
                     let cutoff = now.rawValue - age * 1_000_000
-                    try db.execute(sql: "DELETE FROM journal_events WHERE command_seq IN (SELECT seq FROM journal WHERE at < ?)", arguments: [cutoff])
+                    let oldest = "SELECT seq FROM journal WHERE at < ? ORDER BY seq LIMIT ?"
+                    try db.execute(sql: "DELETE FROM journal_events WHERE command_seq IN (\(oldest))", arguments: [cutoff, limit])
                     events += db.changesCount
-                    try db.execute(sql: "DELETE FROM journal WHERE at < ?", arguments: [cutoff])
+                    try db.execute(sql: "DELETE FROM journal WHERE seq IN (\(oldest))", arguments: [cutoff, limit])
                     entries += db.changesCount
                 }
                 if let keep = policy.maxEventsPerChannel {
-                    try db.execute(sql: """
-                        DELETE FROM journal_events WHERE cid IS NOT NULL AND channel_seq <= (
-                            SELECT last_seq FROM channel_sequences WHERE channel_sequences.cid = journal_events.cid) - ?
-                        """, arguments: [keep])
-                    events += db.changesCount
+                    // Channel by channel, each a range of its `journal_events_channel` index.
+                    let channels = try Row.fetchAll(db, sql: "SELECT cid, last_seq FROM channel_sequences WHERE last_seq > ?", arguments: [keep])
+                    for channel in channels where entries + events < limit {
+                        let cid: String = channel[0]
+                        let lastSeq: Int64 = channel[1]
+                        let cutoff = lastSeq - Int64(keep)
+                        guard let first = try Int64.fetchOne(db, sql: "SELECT min(channel_seq) FROM journal_events WHERE cid = ?", arguments: [cid]),
+                              first <= cutoff else { continue }
+                        let last = min(cutoff, first + Int64(limit - entries - events) - 1)
+                        try db.execute(sql: "DELETE FROM journal_events WHERE cid = ? AND channel_seq BETWEEN ? AND ?", arguments: [cid, first, last])
+                        events += db.changesCount
+                    }
                 }
                 return (entries, events)
             }
