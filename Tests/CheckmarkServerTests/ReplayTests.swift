@@ -136,6 +136,10 @@ extension EndToEnd {
             #expect(reads.count == 2, "the mark read command and its message.read")
             // Channel sequence 1 is m1's message.new, 2 its notification.message_new, 3 bob's read.
             #expect(TraceFilter.describe(reads[1]).contains("message.read messaging:general seq=3 user=bob"))
+            // No resume replays a notification.message_new: the journal keeps its place, not its JSON.
+            let notification = try #require(lines.first { if case .event(let e) = $0 { e.type == "notification.message_new" } else { false } })
+            #expect(String(decoding: notification.json, as: UTF8.self).hasSuffix(#""audience":"non_watching_members","event":null}"#))
+            #expect(try TraceLine.parse(notification.json, number: 1) == notification)
             await #expect(throws: ReplayPlan.Unrunnable.self) { try await ReplayRunner.run(lines) }
             #expect(!lines.contains { if case .pruned = $0 { true } else { false } }, "nothing was pruned")
         }

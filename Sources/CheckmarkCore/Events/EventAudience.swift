@@ -24,6 +24,15 @@ public enum EventAudience: Sendable, Hashable {
         }
     }
 
+    /// Whether a resume can replay an event of this audience to anyone: not when it is for members
+    /// that do not watch (a resume is a watch). The journal keeps such an event's sequence, not its JSON.
+    public var isReplayable: Bool {
+        switch self {
+        case .watchers, .user, .userWatching, .watchersAmong: true
+        case .nonWatchingMembers: false
+        }
+    }
+
     /// Whether a connection of `userID` watching the event's channel receives it.
     public func reachesWatcher(_ userID: String) -> Bool {
         switch self {

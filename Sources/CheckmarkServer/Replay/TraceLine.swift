@@ -55,7 +55,7 @@ package enum TraceLine: Sendable, Hashable {
                 w.endArray()
             }
             w.key("event")
-            w.raw(event.json)
+            if event.json.isEmpty { w.null() } else { w.raw(event.json) }  // journaled without its JSON
         case .pruned(let history):
             w.field("kind", "pruned")
             if let before = history.commandsBefore { w.field("commands_before", Int(before)) }
@@ -112,7 +112,7 @@ package enum TraceLine: Sendable, Hashable {
                 commandSeq: Int64(commandSeq), type: type, cid: json["cid"]?.stringValue.flatMap(ChannelCID.init),
                 channelSeq: json["channel_seq"]?.intValue.map(Int64.init),
                 audience: json["audience"]?.stringValue.flatMap(EventAudience.init(storedValue:)), recipients: recipients,
-                json: w.bytes))
+                json: event == .null ? [] : w.bytes))
         case "pruned":
             var history = PrunedHistory(commandsBefore: json["commands_before"]?.intValue.map(Int64.init))
             for item in json["channels"]?.arrayValue ?? [] {

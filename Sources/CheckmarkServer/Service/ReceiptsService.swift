@@ -362,7 +362,9 @@ package final class ReceiptsService: Sendable {
         return shared
     }
 
-    /// The journal entry of an applied command: the next global and event sequences.
+    /// The journal entry of an applied command: the next global and event sequences. An event no
+    /// resume replays (``EventAudience/isReplayable``: `notification.message_new`, about half of a
+    /// message's journal) keeps its sequences and audience without its JSON.
     private func journal(_ command: ReceiptsCommand, _ shared: [(ReceiptsEvent, SharedEvent)]) -> JournalEntry {
         let state = state.value
         state.lastSeq += 1
@@ -372,7 +374,7 @@ package final class ReceiptsService: Sendable {
             state.lastEventSeq += 1
             events.append(JournalEvent(
                 seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
-                audience: event.audience, json: encoded.encoded.stored))
+                audience: event.audience, json: event.audience.isReplayable ? encoded.encoded.stored : []))
         }
         return JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
     }
