@@ -93,9 +93,12 @@ extension EndToEnd {
             let aliceAgain = try await nodes[2].connect("alice")
             let bob = try await nodes[1].connect("bob")
             for connection in [alice, aliceAgain, bob] { _ = try await connection.watch(Self.general) }
+            let carolElsewhere = try await nodes[2].connect("carol")  // a member's connection that does not watch
             try await nodes[2].run(.sendMessage(cid: Self.general, userID: "carol", draft: MessageDraft(id: "m1", text: "x")))
             #expect(await alice.nextEvent(ofType: ["message.new"])?.json?["watcher_count"]?.intValue == 2)
             #expect(await bob.nextEvent(ofType: ["message.new"])?.json?["watcher_count"]?.intValue == 2)
+            // Regression (issue 43's CI run): notification.message_new counted only its own node's watchers.
+            #expect(await carolElsewhere.nextEvent(ofType: ["notification.message_new"])?.json?["watcher_count"]?.intValue == 2)
             let state = try nodes[2].http("POST", "/channels/messaging/general/query?api_key=\(TestServer.apiKey)", body: #"{"user_id":"carol"}"#,
                                           headers: ["Authorization": TestServer.serverToken, "stream-auth-type": "jwt"])
             #expect(state.body.contains(#""watcher_count":2"#))

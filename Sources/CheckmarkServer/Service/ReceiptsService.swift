@@ -345,8 +345,17 @@ package final class ReceiptsService: Sendable {
         var shared: [(ReceiptsEvent, SharedEvent)] = []
         shared.reserveCapacity(outcome.events.count)
         for var event in outcome.events {
-            if cluster != nil, case .messageNew(let message, let sender, _) = event.payload {
-                event.payload = .messageNew(message: message, sender: sender, watcherCount: clusterWatcherCount(message.cid))
+            if cluster != nil {
+                // Watchers on every node count, not only this node's.
+                switch event.payload {
+                case .messageNew(let message, let sender, _):
+                    event.payload = .messageNew(message: message, sender: sender, watcherCount: clusterWatcherCount(message.cid))
+                case .notificationMessageNew(let message, let sender, let channel, _):
+                    event.payload = .notificationMessageNew(
+                        message: message, sender: sender, channel: channel, watcherCount: clusterWatcherCount(message.cid))
+                case .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
+                    break
+                }
             }
             var channelSeq: Int64?
             if let cid = event.cid, ReceiptsEngine.isDurable(command) {
