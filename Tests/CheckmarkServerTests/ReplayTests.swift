@@ -56,6 +56,17 @@ extension EndToEnd {
             #expect(report.connections == 3 && report.eventsCompared > 40)
         }
 
+        /// Every member watches in the recorded session: each message's notification.message_new
+        /// reaches no connection and no resume replays it, so its JSON (the largest event's) is never
+        /// made; message.new's is.
+        @Test func aNotificationNoConnectionReceivesIsNotEncoded() async throws {
+            let events = try await Self.recordSession().compactMap { line -> TraceEvent? in if case .event(let e) = line { e } else { nil } }
+            let notifications = events.filter { $0.type == "notification.message_new" }
+            #expect(notifications.count == 5)
+            #expect(notifications.allSatisfy { $0.recipients == [] && $0.json.isEmpty })
+            #expect(events.filter { $0.type == "message.new" }.allSatisfy { !$0.json.isEmpty })
+        }
+
         @Test func buildThatForgetsDeliveryReceiptsIsCaughtByTheDiff() async throws {
             let lines = try await Self.recordSession()
             let report = try await ReplayRunner.run(lines, alteration: { outcome in

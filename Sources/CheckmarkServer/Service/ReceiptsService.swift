@@ -364,8 +364,14 @@ package final class ReceiptsService: Sendable {
                 channelSeq = next
             }
             // Encoded before the pair is made, so that the event moves into it instead of being copied.
+            // An event no connection here receives and no resume replays (`notification.message_new`
+            // when every member's connection watches, a busy channel's usual state) is not encoded:
+            // nothing would read its bytes, and it is the largest event.
+            let unread = event.recipients.isEmpty && !event.audience.isReplayable
             let encoded = SharedEvent(
-                type: event.type, encoded: StreamJSON.encode(event, channelSeq: channelSeq, users: &state.userJSON), cid: event.cid, channelSeq: channelSeq)
+                type: event.type,
+                encoded: unread ? EncodedEvent(stored: [], type: event.type) : StreamJSON.encode(event, channelSeq: channelSeq, users: &state.userJSON),
+                cid: event.cid, channelSeq: channelSeq)
             shared.append((event, encoded))
         }
         return shared
