@@ -1,6 +1,7 @@
 import CheckmarkCore
 
-/// What retention removed from a journal: its oldest commands and, per channel, its oldest events.
+/// What retention removed from a journal: its oldest commands (those without an event left) and, per
+/// channel, its oldest events.
 /// An export of the journal says so instead of presenting what is left as the whole history.
 package struct PrunedHistory: Sendable, Hashable {
     /// A channel whose events up to `throughChannelSeq` are gone.
@@ -14,7 +15,8 @@ package struct PrunedHistory: Sendable, Hashable {
         }
     }
 
-    /// The commands before this sequence are gone; nil when none is.
+    /// Before this sequence the journal holds only the commands some of whose events it still has
+    /// (none, once those are gone too); nil when no command is gone.
     package var commandsBefore: Int64?
     /// The channels some of whose events are gone, by cid.
     package var channels: [ChannelEvents]

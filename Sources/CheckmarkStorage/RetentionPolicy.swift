@@ -16,4 +16,8 @@ package struct RetentionPolicy: Sendable, Hashable {
     /// About how many rows one prune removes at most, so that it holds the writer briefly: a prune
     /// that removed this many is followed by another soon (an old database's first prunes).
     package static let rowsPerPrune = 5_000
+
+    /// After how many newly journaled events a prune is due: as many as a channel keeps, at most
+    /// ``rowsPerPrune``. So the journal holds past what it keeps at most about that many events.
+    package var eventsBetweenPrunes: Int { max(1, min(Self.rowsPerPrune, maxEventsPerChannel ?? Self.rowsPerPrune)) }
 }

@@ -155,6 +155,24 @@ extension EndToEnd {
             #expect(!lines.contains { if case .pruned = $0 { true } else { false } }, "nothing was pruned")
         }
 
+        /// Issue 44: a prune follows the history written, not only the minute: once as many events as a
+        /// channel keeps were journaled since the last prune, the next one is due, so that the
+        /// database does not grow by a minute of writes past what retention keeps.
+        @Test func aPruneIsDueOnceAsManyEventsAsAChannelKeepsWereJournaled() async throws {
+            let server = try await TestServer.start { $0.journalMaxEventsPerChannel = 4 }
+            try await server.setUp(users: ["alice", "bob"])
+            try await Task.sleep(for: .milliseconds(1_500))  // past the first prune, a second after start
+            for index in 1...12 {
+                try await server.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m\(index)", text: "hi")))
+            }
+            try await Task.sleep(for: .milliseconds(2_500))
+            await server.stop(removingData: false)
+            defer { try? FileManager.default.removeItem(atPath: server.directory) }
+            let lines = try TraceFile.journalLines(dataDirectory: server.directory)
+            let events = lines.filter { if case .event(let event) = $0 { event.cid == Self.general } else { false } }
+            #expect(events.count == 4, "24 channel events were journaled; the newest 4 are kept")
+        }
+
         /// An export of a pruned journal says first what it no longer has, whatever the filter.
         @Test func anExportOfAPrunedJournalSaysWhatItNoLongerHas() async throws {
             let server = try await TestServer.start()
@@ -166,11 +184,15 @@ extension EndToEnd {
             await server.stop(removingData: false)
             defer { try? FileManager.default.removeItem(atPath: server.directory) }
             let lines = try TraceFile.journalLines(dataDirectory: server.directory)
-            // Three messages made six channel events; the newest two are kept.
-            #expect(lines.first == .pruned(PrunedHistory(channels: [.init(cid: Self.general, throughChannelSeq: 4)])))
+            // Three messages made six channel events; the newest two are kept, and of the commands
+            // only the last send, which made them.
+            let commands = lines.compactMap { if case .command(let seq, _, _) = $0 { seq } else { nil } }
+            let last = try #require(commands.first)
+            #expect(commands == [last])
+            #expect(lines.first == .pruned(PrunedHistory(commandsBefore: last, channels: [.init(cid: Self.general, throughChannelSeq: 4)])))
             let filtered = TraceFilter(user: "nobody").apply(lines)
             #expect(filtered.count == 1 && TraceFilter.describe(filtered[0]) ==
-                "pruned (retention): the journal no longer has events of messaging:general through seq=4")
+                "pruned (retention): the journal no longer has commands before #\(last) that have no event left; events of messaging:general through seq=4")
         }
     }
 }

@@ -168,9 +168,11 @@ struct StorageRoundTripTests {
         let removed = try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100), limit: 4)
         #expect(removed.events == 2)
         #expect(try store.prune(RetentionPolicy(maxEventsPerChannel: 4), now: Timestamp(rawValue: 100), limit: 4).events == 0)
+        // The commands went with their events, and the five before them (no events) with them.
+        #expect(try store.journal(after: 0, limit: 100).map(\.seq) == Array(seq - 3...seq))
         let sqlite = store as? SQLiteStore
-        #expect(try sqlite?.prunedHistory() ?? PrunedHistory(channels: [.init(cid: Self.general, throughChannelSeq: 6)])
-            == PrunedHistory(channels: [.init(cid: Self.general, throughChannelSeq: 6)]))
+        #expect(try sqlite?.prunedHistory() ?? PrunedHistory(commandsBefore: seq - 3, channels: [.init(cid: Self.general, throughChannelSeq: 6)])
+            == PrunedHistory(commandsBefore: seq - 3, channels: [.init(cid: Self.general, throughChannelSeq: 6)]))
         let left = try store.journal(after: 0, limit: 100).flatMap(\.events).map(\.channelSeq)
         #expect(left == [7, 8, 9, 10])
         #expect(try store.channelEvents(Self.general, after: 7, through: 9).map(\.channelSeq) == [8, 9])
@@ -179,15 +181,58 @@ struct StorageRoundTripTests {
         let age = RetentionPolicy(maxAgeSeconds: 1)
         let oldestThree = try store.prune(age, now: Timestamp(rawValue: 1_800_000_000_000_000), limit: 3)
         #expect(oldestThree.entries == 3)
-        #expect(try store.journal(after: 0, limit: 100).first?.seq == 4)
+        #expect(try store.journal(after: 0, limit: 100).first?.seq == seq)
         let byAge = try store.prune(age, now: Timestamp(rawValue: 1_800_000_000_000_000), limit: 1_000)
-        #expect(oldestThree.entries + byAge.entries == Int(seq))
+        #expect(oldestThree.entries + byAge.entries == 4)
         #expect(try store.journal(after: 0, limit: 100).isEmpty)
         if let sqlite {  // export says all of it is gone
             #expect(try sqlite.prunedHistory() == PrunedHistory(commandsBefore: seq + 1, channels: [.init(cid: Self.general, throughChannelSeq: 10)]))
         }
         // The sequence goes on from where it was: the counters are not part of the history.
         #expect(try store.load().lastSeq == seq)
+    }
+
+    /// Issue 44: count retention bounds the commands too. A command goes once none of its events is
+    /// left, and the commands that journaled no event go with the removed ones around them; a quiet
+    /// channel's kept event keeps its command until that event goes as well.
+    @Test(arguments: StoreKind.available) func retentionRemovesACommandOnceNoneOfItsEventsIsLeft(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let store = try location.open()
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try Self.applyAndCommit(Array(Self.history.prefix(6)), to: store, engine: &engine, seq: &seq)
+        #expect(seq == 6)
+        var eventSeq: Int64 = 0
+        func commit(_ cid: ChannelCID?, channelSeq: Int64 = 0) throws {
+            seq += 1
+            var events: [JournalEvent] = []
+            if let cid {
+                eventSeq += 1
+                events.append(JournalEvent(seq: eventSeq, cid: cid, channelSeq: channelSeq, type: "message.read", audience: .watchers, json: Array("{}".utf8)))
+            }
+            let command = ReceiptsCommand.markRead(cid: cid ?? Self.general, userID: "bob", messageID: nil)
+            try store.commit(CommitBatch(entries: [JournalEntry(seq: seq, at: Timestamp(rawValue: seq), command: command, events: events)],
+                                         footprint: StateFootprint(), engine: engine))
+        }
+        try commit(Self.team, channelSeq: 1)                        // #7, the quiet channel
+        try commit(nil)                                             // #8, no event
+        for channelSeq in 1...6 { try commit(Self.general, channelSeq: Int64(channelSeq)) }  // #9-#14
+        let keepTwo = RetentionPolicy(maxEventsPerChannel: 2)
+        let first = try store.prune(keepTwo, now: Timestamp(rawValue: 100), limit: 1_000)
+        #expect(first.events == 4)
+        #expect(first.entries == 11, "#1-#12 but #7")
+        #expect(try store.journal(after: 0, limit: 100).map(\.seq) == [7, 13, 14])
+        if let sqlite = store as? SQLiteStore {
+            #expect(try sqlite.prunedHistory() == PrunedHistory(commandsBefore: 13, channels: [.init(cid: Self.general, throughChannelSeq: 4)]))
+        }
+        // The quiet channel's first event goes: its command, already passed by the sweep, goes with it.
+        for channelSeq in 2...4 { try commit(Self.team, channelSeq: Int64(channelSeq)) }  // #15-#17
+        let second = try store.prune(keepTwo, now: Timestamp(rawValue: 100), limit: 1_000)
+        #expect(second.events == 2)
+        #expect(second.entries == 2, "#7 and #15")
+        #expect(try store.journal(after: 0, limit: 100).map(\.seq) == [13, 14, 16, 17])
+        #expect(try store.prune(keepTwo, now: Timestamp(rawValue: 100), limit: 1_000) == (0, 0))
     }
 
     /// One group commit can hold far more rows than one statement has parameters (PostgreSQL allows

@@ -92,7 +92,7 @@ package struct TraceFilter: Sendable {
             return text
         case .pruned(let history):
             var parts: [String] = []
-            if let before = history.commandsBefore { parts.append("commands before #\(before)") }
+            if let before = history.commandsBefore { parts.append("commands before #\(before) that have no event left") }
             let shown = history.channels.prefix(8).map { "\($0.cid) through seq=\($0.throughChannelSeq)" }
             if !shown.isEmpty {
                 parts.append("events of " + shown.joined(separator: ", ") + (history.channels.count > 8 ? ", +\(history.channels.count - 8) more channels" : ""))

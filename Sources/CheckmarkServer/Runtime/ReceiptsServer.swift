@@ -26,22 +26,34 @@ package final class ReceiptsServer: Sendable {
     private let fatal = NIOLockedValueBox<StorageError?>(nil)
     private let stopped: EventLoopPromise<Void>
 
-    /// How often the journal's retention policy is applied.
+    /// How often the journal's retention policy is applied at least.
     package static let pruneIntervalSeconds: Int64 = 60
+    /// How often the server looks whether a prune is due before the interval is over.
+    static let pruneCheckInterval = TimeAmount.seconds(1)
     /// How soon a prune follows one that removed ``RetentionPolicy/rowsPerPrune`` rows (a backlog).
     static let backlogPruneDelay = TimeAmount.milliseconds(200)
 
-    /// Prunes `in` from now, then again every ``pruneIntervalSeconds``, or soon while there is a
-    /// backlog, until the service stops.
-    private static func prune(_ policy: RetentionPolicy, service: ReceiptsService, on loop: any EventLoop, in delay: TimeAmount, logger: Logger) {
-        loop.scheduleTask(in: delay) {
+    /// Prunes `in` from now, then whenever ``RetentionPolicy/eventsBetweenPrunes`` events were journaled
+    /// since the last prune, ``pruneIntervalSeconds`` after it at the latest, and soon while there
+    /// is a backlog, until the service stops. Pruning as history is written keeps the database file
+    /// (whose freed pages are reused, never returned) from growing past what retention keeps by
+    /// more than about that many events.
+    private static func prune(_ policy: RetentionPolicy, service: ReceiptsService, in delay: TimeAmount,
+                              last: (events: Int64, at: NIODeadline)? = nil, logger: Logger) {
+        service.engineLoop.scheduleTask(in: delay) {
+            let journaled = service.journaledEvents
+            if let last, journaled - last.events < policy.eventsBetweenPrunes, NIODeadline.now() - last.at < .seconds(pruneIntervalSeconds) {
+                prune(policy, service: service, in: pruneCheckInterval, last: last, logger: logger)
+                return
+            }
             service.prune(policy).whenComplete { result in
                 guard case .success(let removed) = result else { return }  // stopped, or storage failed (reported there)
                 if removed.entries + removed.events > 0 {
-                    logger.info("journal pruned", metadata: ["entries": "\(removed.entries)", "events": "\(removed.events)"])
+                    logger.debug("journal pruned", metadata: ["entries": "\(removed.entries)", "events": "\(removed.events)"])
                 }
                 let backlog = removed.entries + removed.events >= RetentionPolicy.rowsPerPrune
-                prune(policy, service: service, on: loop, in: backlog ? backlogPruneDelay : .seconds(pruneIntervalSeconds), logger: logger)
+                prune(policy, service: service, in: backlog ? backlogPruneDelay : pruneCheckInterval,
+                      last: backlog ? nil : (journaled, .now()), logger: logger)
             }
         }
     }
@@ -117,7 +129,7 @@ package final class ReceiptsServer: Sendable {
             stopped: group.next().makePromise(of: Void.self))
         failure.withLockedValue { $0 = { [weak server] error in server?.storageFailed(error) } }
         if configuration.retention != .keepAll {
-            Self.prune(configuration.retention, service: service, on: engineGroup.next(), in: .seconds(1), logger: logger)
+            Self.prune(configuration.retention, service: service, in: .seconds(1), logger: logger)
         }
         logger.info("checkmark listening", metadata: [
             "host": "\(configuration.host)", "port": "\(listener.port)",

@@ -164,6 +164,10 @@ package final class ReceiptsService: Sendable {
     }
 
     /// Whether commands are accepted and storage is healthy (`/readyz`).
+    /// How many events this node's engine has sequenced (the last event sequence); read on the
+    /// engine loop.
+    var journaledEvents: Int64 { state.value.lastEventSeq }
+
     package var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
     private let accepting = NIOLockedValueBox(true)
 

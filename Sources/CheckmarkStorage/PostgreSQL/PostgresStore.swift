@@ -376,8 +376,11 @@ package final class PostgresStore: SharedReceiptsStore {
             binds.append(first)
             binds.append(last)
             let events = StateTables.journalEvents
+            // Retention leaves gaps in the sequence: entries are found by their seq.
+            let index = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($0.element.seq, $0.offset) })
             for (commandSeq, event) in try PostgresTableBinder(events).decode(run(events.select("WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq"), binds)) {
-                entries[Int(commandSeq - first)].events.append(event)
+                guard let position = index[commandSeq] else { continue }
+                entries[position].events.append(event)
             }
             return entries
         } catch {
@@ -455,7 +458,9 @@ package final class PostgresStore: SharedReceiptsStore {
                     events += try count(run("WITH d AS (DELETE FROM journal_events WHERE command_seq IN (\(oldest)) RETURNING 1) SELECT count(*) FROM d", binds))
                     entries += try count(run("WITH d AS (DELETE FROM journal WHERE seq IN (\(oldest)) RETURNING 1) SELECT count(*) FROM d", binds))
                 }
-                if let keep = policy.maxEventsPerChannel, entries + events < limit {
+                if let keep = policy.maxEventsPerChannel {
+                    let swept = try counter(JournalPruning.sweptThrough)
+                    var target = try counter(JournalPruning.sweepTarget)
                     // Channel by channel, each a range of its `journal_events_channel` index.
                     var binds = PostgresBindings()
                     binds.append(Int64(keep))
@@ -469,10 +474,40 @@ package final class PostgresStore: SharedReceiptsStore {
                         range.append(cid)
                         range.append(lowest)
                         range.append(min(lastSeq - Int64(keep), lowest + Int64(limit - entries - events) - 1))
-                        events += try count(run("""
-                            WITH d AS (DELETE FROM journal_events WHERE cid = $1 AND channel_seq BETWEEN $2 AND $3 RETURNING 1)
+                        let commands = try run("""
+                            DELETE FROM journal_events WHERE cid = $1 AND channel_seq BETWEEN $2 AND $3 RETURNING command_seq
+                            """, range).map { try $0.decode(Int64.self) }
+                        events += commands.count
+                        // Commands the sweep has passed already go now if none of their events is left.
+                        for command in Set(commands) where command <= swept {
+                            var seq = PostgresBindings()
+                            seq.append(command)
+                            entries += try count(run("WITH d AS (DELETE FROM journal WHERE seq = $1 AND \(JournalPruning.noEventLeft) RETURNING 1) SELECT count(*) FROM d", seq))
+                        }
+                        target = max(target, commands.max() ?? 0)
+                    }
+                    // The commands up to the newest one whose events were removed, that have no event
+                    // left: at most `limit` of them examined per call.
+                    if target > swept {
+                        var window = PostgresBindings()
+                        window.append(swept)
+                        window.append(target)
+                        window.append(Int64(limit - 1))
+                        let through = try run("SELECT seq FROM journal WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT 1 OFFSET $3", window)
+                            .first?.decode(Int64.self) ?? target
+                        var sweep = PostgresBindings()
+                        sweep.append(swept)
+                        sweep.append(through)
+                        entries += try count(run("""
+                            WITH d AS (DELETE FROM journal WHERE seq > $1 AND seq <= $2 AND \(JournalPruning.noEventLeft) RETURNING 1)
                             SELECT count(*) FROM d
-                            """, range))
+                            """, sweep))
+                        var place = PostgresBindings()
+                        place.append(JournalPruning.sweptThrough)
+                        place.append(through)
+                        place.append(JournalPruning.sweepTarget)
+                        place.append(target)
+                        try run("INSERT INTO counters (name, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (name) DO UPDATE SET value = excluded.value", place)
                     }
                 }
                 try run("COMMIT")
@@ -488,6 +523,13 @@ package final class PostgresStore: SharedReceiptsStore {
 
     private func count(_ rows: [PostgresRow]) throws -> Int {
         Int(try rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    /// A named counter's value, 0 when it was never set.
+    private func counter(_ name: String) throws -> Int64 {
+        var binds = PostgresBindings()
+        binds.append(name)
+        return try run("SELECT value FROM counters WHERE name = $1", binds).first?.decode(Int64.self) ?? 0
     }
 
     // MARK: Notifications

@@ -332,7 +332,8 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    /// What retention removed from the journal: the commands before its oldest, and each channel's
+    /// What retention removed from the journal: the commands before its oldest or its sweep's place
+    /// (``JournalPruning``), and each channel's
     /// events before its oldest (all of a channel's events when none is left).
     package func prunedHistory() throws(StorageError) -> PrunedHistory {
         try checkOpen()
@@ -340,7 +341,9 @@ package final class SQLiteStore: ReceiptsStore {
             return try queue.read { db in
                 let lastSeq = try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'last_seq'") ?? 0
                 let oldest = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM journal") ?? lastSeq + 1
-                var history = PrunedHistory(commandsBefore: oldest > 1 ? oldest : nil)
+                let swept = try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = ?", arguments: [JournalPruning.sweptThrough]) ?? 0
+                let before = max(oldest, swept + 1)
+                var history = PrunedHistory(commandsBefore: before > 1 ? before : nil)
                 for row in try Row.fetchAll(db, sql: """
                     SELECT cid, last_seq, (SELECT min(channel_seq) FROM journal_events e WHERE e.cid = s.cid) FROM channel_sequences s ORDER BY cid
                     """) {
@@ -396,6 +399,9 @@ package final class SQLiteStore: ReceiptsStore {
                     entries += db.changesCount
                 }
                 if let keep = policy.maxEventsPerChannel {
+                    let counter = "SELECT value FROM counters WHERE name = ?"
+                    let swept = try Int64.fetchOne(db, sql: counter, arguments: [JournalPruning.sweptThrough]) ?? 0
+                    var target = try Int64.fetchOne(db, sql: counter, arguments: [JournalPruning.sweepTarget]) ?? 0
                     // Channel by channel, each a range of its `journal_events_channel` index.
                     let channels = try Row.fetchAll(db, sql: "SELECT cid, last_seq FROM channel_sequences WHERE last_seq > ?", arguments: [keep])
                     for channel in channels where entries + events < limit {
@@ -405,8 +411,26 @@ package final class SQLiteStore: ReceiptsStore {
                         guard let first = try Int64.fetchOne(db, sql: "SELECT min(channel_seq) FROM journal_events WHERE cid = ?", arguments: [cid]),
                               first <= cutoff else { continue }
                         let last = min(cutoff, first + Int64(limit - entries - events) - 1)
-                        try db.execute(sql: "DELETE FROM journal_events WHERE cid = ? AND channel_seq BETWEEN ? AND ?", arguments: [cid, first, last])
+                        let range: StatementArguments = [cid, first, last]
+                        let commands = try Int64.fetchAll(db, sql: "SELECT DISTINCT command_seq FROM journal_events WHERE cid = ? AND channel_seq BETWEEN ? AND ?", arguments: range)
+                        try db.execute(sql: "DELETE FROM journal_events WHERE cid = ? AND channel_seq BETWEEN ? AND ?", arguments: range)
                         events += db.changesCount
+                        // Commands the sweep has passed already go now if none of their events is left.
+                        for command in commands where command <= swept {
+                            try db.execute(sql: "DELETE FROM journal WHERE seq = ? AND \(JournalPruning.noEventLeft)", arguments: [command])
+                            entries += db.changesCount
+                        }
+                        target = max(target, commands.max() ?? 0)
+                    }
+                    // The commands up to the newest one whose events were removed, that have no event
+                    // left: at most `limit` of them examined per call.
+                    if target > swept {
+                        let through = try Int64.fetchOne(db, sql: "SELECT seq FROM journal WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT 1 OFFSET ?",
+                                                         arguments: [swept, target, limit - 1]) ?? target
+                        try db.execute(sql: "DELETE FROM journal WHERE seq > ? AND seq <= ? AND \(JournalPruning.noEventLeft)", arguments: [swept, through])
+                        entries += db.changesCount
+                        try db.execute(sql: "INSERT INTO counters (name, value) VALUES (?, ?), (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                                       arguments: [JournalPruning.sweptThrough, through, JournalPruning.sweepTarget, target])
                     }
                 }
                 return (entries, events)

@@ -187,7 +187,8 @@ enum StateTables {
             return ThreadReadRow(cid: try cid(row["cid"].text), parentID: try row["parent_id"].text, userID: try row["user_id"].text, read: read)
         })
 
-    /// Named counters: `generated_message_ids`, `clock`, `last_seq`, `last_event_seq`.
+    /// Named counters: `generated_message_ids`, `clock`, `last_seq`, `last_event_seq`, and the journal
+    /// sweep's place (``JournalPruning``).
     static let counters = TableDescription<CounterRow>(
         name: "counters",
         columns: [
