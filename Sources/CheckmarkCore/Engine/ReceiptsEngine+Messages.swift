@@ -8,7 +8,6 @@ extension ReceiptsEngine {
         let sender = try user(userID)
         let message = try validatedMessage(draft, in: cid, from: userID, at: now)
         channels[cid]!.append(message)
-        recordMessageChannel(message.id, cid)
         touched.messages.insert(.init(cid: cid, position: channels[cid]!.messages.count - 1))
         if let parentID = message.parentID {
             let newThread = channels[cid]!.threads[parentID] == nil

@@ -19,11 +19,6 @@ public struct ReceiptsEngine: Sendable {
     var slotTotals: [UnreadCounts] = []
     /// Each user's slot in ``slotTotals`` (a user gets one when it first needs totals).
     var totalsSlots: [String: TotalsSlot] = [:]
-    /// Message id to the first channel that took it, and to the others that took it later (rare):
-    /// two tables, so that recording a message's id allocates nothing. Ids are unique within a channel
-    /// only: a global check would tell a user that an id is taken in a channel it cannot see.
-    var firstMessageChannel: [String: ChannelCID] = [:]
-    var laterMessageChannels: [String: [ChannelCID]] = [:]
     /// Counter behind generated message ids.
     public internal(set) var generatedMessageIDs = 0
     /// The latest time seen: commands given an earlier time are applied at this one, so the core's
@@ -182,14 +177,17 @@ public struct ReceiptsEngine: Sendable {
 }
 
 extension ReceiptsEngine {
-    /// The channels holding a message of this id, oldest first (empty for an unknown id).
+    /// The channels holding a message of this id, oldest message first (empty for an unknown id).
+    /// Ids are unique within a channel only (a global check would tell a user that an id is taken
+    /// in a channel it cannot see). Asks each channel's index: a global one cost more memory per
+    /// message than the message's own fields, for a rare look-up.
     public func channels(holdingMessage id: String) -> [ChannelCID] {
-        guard let first = firstMessageChannel[id] else { return [] }
-        return [first] + (laterMessageChannels[id] ?? [])
-    }
-
-    /// Notes that `cid` holds a message of this id.
-    mutating func recordMessageChannel(_ id: String, _ cid: ChannelCID) {
-        if firstMessageChannel[id] == nil { firstMessageChannel[id] = cid } else { laterMessageChannels[id, default: []].append(cid) }
+        var holding: [(at: Timestamp, cid: ChannelCID)] = []
+        for index in channels.indices {
+            if let position = channels.values[index].messageIndex[id] {
+                holding.append((channels.values[index].messages[position].createdAt, channels.keys[index]))
+            }
+        }
+        return holding.sorted { $0.at != $1.at ? $0.at < $1.at : $0.cid < $1.cid }.map(\.cid)
     }
 }

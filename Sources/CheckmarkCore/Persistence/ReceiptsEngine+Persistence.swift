@@ -10,7 +10,6 @@ extension ReceiptsEngine {
             channel.messageIndex.reserveCapacity(channel.messages.count)
             for (index, message) in channel.messages.enumerated() {
                 channel.messageIndex[message.id] = index
-                recordMessageChannel(message.id, channel.cid)
             }
             channel.rebuildDerivedLists()
             channel.orderMembersByJoinTime()

@@ -252,16 +252,21 @@ package final class PostgresStore: SharedReceiptsStore {
         func load<Row>(_ table: TableDescription<Row>, _ clauses: String? = nil) throws -> [Row] {
             try PostgresTableBinder(table).decode(run(table.select(clauses)))
         }
-        var rows = StoredStateAssembly()
+        var rows = StoredStateAssembly(path: location.description)
         rows.users = try load(StateTables.users, "ORDER BY id")
         rows.channelTypes = try load(StateTables.channelTypes, "ORDER BY name")
-        rows.channels = try load(StateTables.channels)
-        rows.messages = try load(StateTables.messages, "ORDER BY cid, position")
+        var counts: [ChannelCID: Int] = [:]
+        for row in try run("SELECT cid, count(*) FROM messages GROUP BY cid") {
+            let (text, count) = try row.decode((String, Int64).self)
+            if let cid = ChannelCID(text) { counts[cid] = Int(count) }
+        }
+        rows.setChannels(try load(StateTables.channels), messageCounts: counts)
+        for message in try load(StateTables.messages, "ORDER BY cid, position") { try rows.appendMessage(message) }
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
         rows.counters = try load(StateTables.counters)
         rows.channelSequences = try load(StateTables.channelSequences)
-        return try rows.assemble(path: location.description)
+        return try rows.assemble()
     }
 
     // MARK: Writing

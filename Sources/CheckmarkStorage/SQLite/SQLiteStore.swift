@@ -165,16 +165,23 @@ package final class SQLiteStore: ReceiptsStore {
     }
 
     private static func load(_ db: Database) throws -> StoredState {
-        var rows = StoredStateAssembly()
+        var rows = StoredStateAssembly(path: "")
         rows.users = try SQLiteTableBinder(StateTables.users).load(db)
         rows.channelTypes = try SQLiteTableBinder(StateTables.channelTypes).load(db)
-        rows.channels = try SQLiteTableBinder(StateTables.channels).load(db)
-        rows.messages = try SQLiteTableBinder(StateTables.messages).load(db, "ORDER BY cid, position")
+        let channels = try SQLiteTableBinder(StateTables.channels).load(db)
+        var counts: [ChannelCID: Int] = [:]
+        for channel in channels {  // one seek of the primary key each
+            let last = try Int.fetchOne(db, sql: "SELECT max(position) FROM messages WHERE cid = ?", arguments: [channel.cid.description])
+            counts[channel.cid] = last.map { $0 + 1 }
+        }
+        rows.setChannels(channels, messageCounts: counts)
+        // Streamed into the channels: a loaded message is held once, not also as a row.
+        try SQLiteTableBinder(StateTables.messages).forEach(db, "ORDER BY cid, position") { try rows.appendMessage($0) }
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
-        var state = try rows.assemble(path: "")
+        var state = try rows.assemble()
         try loadPasses(db, into: &state.snapshot)
         return state
     }

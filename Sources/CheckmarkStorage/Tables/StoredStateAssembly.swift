@@ -1,43 +1,64 @@
 import CheckmarkCore
 
 /// The loaded rows of every state table, put together into the state they store, the same way for
-/// either engine: messages and members are given in (cid, position) order, and must belong to a
-/// channel, messages without gaps.
+/// either engine: channels first, then their messages one at a time in (cid, position) order (so that
+/// a store can stream them instead of holding every row twice), then members in (cid, position)
+/// order. Messages and members must belong to a channel, messages without gaps.
 struct StoredStateAssembly {
     var users: [User] = []
     var channelTypes: [ChannelType] = []
-    var channels: [Channel] = []
-    var messages: [StateTables.MessageRow] = []
     var members: [StateTables.MemberRow] = []
     var threadReads: [ThreadReadRow] = []
     var counters: [StateTables.CounterRow] = []
     var channelSequences: [StateTables.SequenceRow] = []
+    private var byCID: [ChannelCID: Channel] = [:]
+    /// Where the rows come from, for errors.
+    let path: String
 
-    /// - Throws: ``StorageError/corrupt(path:reason:)`` (at `path`) for rows that do not fit together.
-    func assemble(path: String) throws(StorageError) -> StoredState {
+    init(path: String) {
+        self.path = path
+    }
+
+    /// Sets the channels, before any message. `messageCounts` (by cid, when known) sizes each
+    /// channel's message list once instead of growing it by doubling.
+    mutating func setChannels(_ channels: [Channel], messageCounts: [ChannelCID: Int] = [:]) {
+        byCID = [:]
+        byCID.reserveCapacity(channels.count)
+        for var channel in channels {
+            if let count = messageCounts[channel.cid] { channel.messages.reserveCapacity(count) }
+            byCID[channel.cid] = channel
+        }
+    }
+
+    /// Appends the next message of its channel. It shares its channel's cid instead of keeping a copy.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a message of no channel, or out of place.
+    mutating func appendMessage(_ row: StateTables.MessageRow) throws(StorageError) {
+        var (position, message) = row
+        let cid = message.cid
+        guard let index = byCID.index(forKey: cid) else { throw .corrupt(path: path, reason: "message of unknown channel \(cid)") }
+        guard position == byCID.values[index].messages.count else {
+            throw .corrupt(path: path, reason: "messages of \(cid) have a gap at position \(position)")
+        }
+        message.cid = byCID.keys[index]
+        byCID.values[index].messages.append(message)
+    }
+
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.
+    consuming func assemble() throws(StorageError) -> StoredState {
         var snapshot = ReceiptsSnapshot()
         snapshot.users = users.sorted { $0.id < $1.id }
         snapshot.channelTypes = channelTypes.sorted { $0.name < $1.name }
-        var byCID: [ChannelCID: Channel] = [:]
-        for channel in channels { byCID[channel.cid] = channel }
-        for (position, message) in messages {
-            let cid = message.cid
-            guard byCID[cid] != nil else { throw .corrupt(path: path, reason: "message of unknown channel \(cid)") }
-            guard position == byCID[cid]!.messages.count else {
-                throw .corrupt(path: path, reason: "messages of \(cid) have a gap at position \(position)")
-            }
-            byCID[cid]!.messages.append(message)
-        }
         for (cid, _, member) in members {
-            guard byCID[cid] != nil else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
-            byCID[cid]!.members[member.userID] = member
-            byCID[cid]!.memberOrder.append(member.userID)
+            guard let index = byCID.index(forKey: cid) else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
+            byCID.values[index].members[member.userID] = member
+            byCID.values[index].memberOrder.append(member.userID)
         }
         for row in threadReads {
-            guard byCID[row.cid] != nil else { throw .corrupt(path: path, reason: "thread read of unknown channel \(row.cid)") }
-            row.restore(into: &byCID[row.cid]!)
+            guard let index = byCID.index(forKey: row.cid) else { throw .corrupt(path: path, reason: "thread read of unknown channel \(row.cid)") }
+            row.restore(into: &byCID.values[index])
         }
         snapshot.channels = byCID.values.sorted { $0.cid < $1.cid }
+        byCID = [:]
         let named = Dictionary(counters.map { ($0.name, $0.value) }) { _, last in last }
         snapshot.generatedMessageIDs = Int(named["generated_message_ids"] ?? 0)
         snapshot.clock = Timestamp(rawValue: named["clock"] ?? 0)
