@@ -261,7 +261,7 @@ package final class PostgresStore: SharedReceiptsStore {
             if let cid = ChannelCID(text) { counts[cid] = Int(count) }
         }
         rows.setChannels(try load(StateTables.channels), messageCounts: counts)
-        for message in try load(StateTables.messages, "ORDER BY cid, position") { try rows.appendMessage(message) }
+        for (position, message) in try load(StateTables.messages, "ORDER BY cid, position") { try rows.appendMessage(message, at: position) }
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
         rows.counters = try load(StateTables.counters)

@@ -175,8 +175,7 @@ package final class SQLiteStore: ReceiptsStore {
             counts[channel.cid] = last.map { $0 + 1 }
         }
         rows.setChannels(channels, messageCounts: counts)
-        // Streamed into the channels: a loaded message is held once, not also as a row.
-        try SQLiteTableBinder(StateTables.messages).forEach(db, "ORDER BY cid, position") { try rows.appendMessage($0) }
+        try loadMessages(db, into: &rows)
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
@@ -186,17 +185,56 @@ package final class SQLiteStore: ReceiptsStore {
         return state
     }
 
-    /// Appends the rows of `pointer_passes`, in the order they were written, to their members' passes.
-    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a pass of no member, or one that does not
-    ///   reach further than the member's pass before it.
+    /// Streams `messages` into their channels: a loaded message is held once, not also as a row. Read
+    /// column by column (a row per message is most of a start-up), as ``StateTables/messages`` decodes.
+    private static func loadMessages(_ db: Database, into rows: inout StoredStateAssembly) throws {
+        let table = StateTables.messages
+        let names = table.columns.map(\.name)
+        func column(_ name: String) -> Int32 { Int32(names.firstIndex(of: name)!) }
+        let (cid, position, id, user, text, type) = (column("cid"), column("position"), column("id"), column("user_id"), column("text"), column("type"))
+        let (createdAt, parent, shown, silent) = (column("created_at"), column("parent_id"), column("show_in_channel"), column("silent"))
+        try SQLiteRowReader.forEach(db, sql: table.select("ORDER BY cid, position")) { row in
+            let message = Message(
+                id: row.text(id), cid: try row.cid(cid), userID: row.text(user), text: row.text(text),
+                kind: Message.Kind(rawValue: row.text(type)) ?? .regular, createdAt: Timestamp(rawValue: row.integer(createdAt)),
+                parentID: row.optionalText(parent), showInChannel: row.boolean(shown), silent: row.boolean(silent))
+            try rows.appendMessage(message, at: Int(row.integer(position)))
+        }
+    }
+
+    /// Appends the rows of `pointer_passes`, in the order they were written, to their members' passes
+    /// (column by column: a message makes one or two).
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a pass of no member, of an unknown kind, or
+    ///   one that does not reach further than the member's pass before it.
     private static func loadPasses(_ db: Database, into snapshot: inout ReceiptsSnapshot) throws {
         let channelIndex = Dictionary(uniqueKeysWithValues: snapshot.channels.enumerated().map { ($0.element.cid, $0.offset) })
-        try SQLiteTableBinder(StateTables.pointerPasses).forEach(db, "ORDER BY seq") { cid, userID, kind, pass in
-            guard let index = channelIndex[cid], snapshot.channels[index].members[userID] != nil else {
-                throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID), not a member of \(cid)")
+        let table = StateTables.pointerPasses
+        let names = table.columns.map(\.name)
+        func column(_ name: String) -> Int32 { Int32(names.firstIndex(of: name)!) }
+        let (cidColumn, user, kindColumn, position, at) = (column("cid"), column("user_id"), column("kind"), column("position"), column("at"))
+        var last: (cid: ChannelCID, index: Int)?
+        try SQLiteRowReader.forEach(db, sql: table.select("ORDER BY seq")) { row in
+            let cid = try row.cid(cidColumn), userID = row.text(user), code = row.integer(kindColumn)
+            guard let kind = PointerPassKind(rawValue: code) else { throw StorageError.corrupt(path: "", reason: "pointer pass of kind \(code)") }
+            let index: Int
+            if let last, last.cid == cid {
+                index = last.index
+            } else {
+                guard let found = channelIndex[cid] else { throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID), not a member of \(cid)") }
+                index = found
+                last = (cid, found)
             }
-            try Self.append(pass, kind: kind, to: &snapshot.channels[index].members[userID]!.read, of: userID, in: cid)
+            let pass = PointerPass(position: Int(row.integer(position)), at: Timestamp(rawValue: row.integer(at)))
+            try Self.append(pass, kind: kind, of: userID, to: &snapshot.channels[index])
         }
+    }
+
+    /// Appends a pass of `userID` to `channel` in place (not through a copy of the channel).
+    private static func append(_ pass: PointerPass, kind: PointerPassKind, of userID: String, to channel: inout Channel) throws {
+        guard let member = channel.members.index(forKey: userID) else {
+            throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID), not a member of \(channel.cid)")
+        }
+        try append(pass, kind: kind, to: &channel.members.values[member].read, of: userID, in: channel.cid)
     }
 
     private static func append(_ pass: PointerPass, kind: PointerPassKind, to read: inout ReadState, of userID: String, in cid: ChannelCID) throws {

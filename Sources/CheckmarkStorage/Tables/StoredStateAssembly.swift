@@ -30,17 +30,21 @@ struct StoredStateAssembly {
         }
     }
 
-    /// Appends the next message of its channel. It shares its channel's cid instead of keeping a copy.
+    /// Appends the next message of its channel, at `position`. It shares its channel's cid instead of
+    /// keeping a copy.
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for a message of no channel, or out of place.
-    mutating func appendMessage(_ row: StateTables.MessageRow) throws(StorageError) {
-        var (position, message) = row
-        let cid = message.cid
-        guard let index = byCID.index(forKey: cid) else { throw .corrupt(path: path, reason: "message of unknown channel \(cid)") }
-        guard position == byCID.values[index].messages.count else {
-            throw .corrupt(path: path, reason: "messages of \(cid) have a gap at position \(position)")
+    mutating func appendMessage(_ message: consuming Message, at position: Int) throws(StorageError) {
+        guard let index = byCID.index(forKey: message.cid) else { throw .corrupt(path: path, reason: "message of unknown channel \(message.cid)") }
+        try Self.append(message, at: position, to: &byCID.values[index], path: path)
+    }
+
+    /// Appends in place (not through a copy of the channel).
+    private static func append(_ message: consuming Message, at position: Int, to channel: inout Channel, path: String) throws(StorageError) {
+        guard position == channel.messages.count else {
+            throw .corrupt(path: path, reason: "messages of \(channel.cid) have a gap at position \(position)")
         }
-        message.cid = byCID.keys[index]
-        byCID.values[index].messages.append(message)
+        message.cid = channel.cid
+        channel.messages.append(message)
     }
 
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.
