@@ -22,9 +22,9 @@ extension ReceiptsEngine {
                     adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
                 }
             }
+            let unreadCounts = channel.unreadCountsOfMembers()
             for userID in channel.memberOrder {
-                let position = channel.members[userID]!.read.readPosition
-                let unread = channel.countUnread(for: userID, from: position)
+                let unread = unreadCounts[userID]!
                 let slot = totalsSlot(of: userID)
                 channel.members[userID]!.read.unreadMessages = unread
                 channel.members[userID]!.totalsSlot = slot
