@@ -106,4 +106,45 @@ struct StartupRefusalTests {
             return "\(error)".contains("corrupt")
         }
     }
+
+    /// Issue 44: the structure check of every page runs after start (its time grows with the file),
+    /// and still finds a damaged page that opening and loading never read: here a leaf of the
+    /// journal's time index.
+    @Test func aDamagedPageOutsideTheStateIsFoundByTheStructureCheck() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = try DataDirectory(path: directory.path)
+        do {
+            let store = try SQLiteStore(directory: data)
+            var engine = ReceiptsEngine()
+            var seq: Int64 = 0
+            let cid = ChannelCID(type: "messaging", id: "general")
+            let setup: [ReceiptsCommand] = [.upsertUser(User(id: "alice")), .createChannel(cid: cid, createdBy: "alice", members: ["alice"])]
+            let messages = (0..<600).map { ReceiptsCommand.sendMessage(cid: cid, userID: "alice", draft: MessageDraft(id: "m\($0)", text: "hello")) }
+            try StorageRoundTripTests.applyAndCommit(setup + messages, to: store, engine: &engine, seq: &seq)
+            try store.verify()
+            store.close()
+        }
+        let (page, pageSize) = try {
+            let queue = try DatabaseQueue(path: data.databasePath)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                (try Int.fetchOne(db, sql: "SELECT pageno FROM dbstat WHERE name = 'journal_at' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1")!,
+                 try Int.fetchOne(db, sql: "PRAGMA page_size")!)
+            }
+        }()
+        let file = try #require(FileHandle(forUpdatingAtPath: data.databasePath))
+        try file.seek(toOffset: UInt64((page - 1) * pageSize))
+        try file.write(contentsOf: Data(repeating: 0xA5, count: pageSize))
+        try file.close()
+        let store = try SQLiteStore(directory: data)
+        defer { store.close() }
+        #expect(try store.load().snapshot.channels.first?.messages.count == 600, "opening and loading do not read that page")
+        #expect {
+            try store.verify()
+        } throws: { error in
+            guard case StorageError.corrupt = error else { return false }
+            return "\(error)".contains("journal_at") || "\(error)".contains("Page \(page)") || "\(error)".contains("page \(page)")
+        }
+    }
 }

@@ -128,6 +128,15 @@ package final class ReceiptsServer: Sendable {
             engineGroup: engineGroup, store: store, logger: logger, stopping: stoppingFlag,
             stopped: group.next().makePromise(of: Void.self))
         failure.withLockedValue { $0 = { [weak server] error in server?.storageFailed(error) } }
+        if let sqlite = store as? SQLiteStore {
+            // Every page's structure is checked after start, not before: its time grows with the file.
+            // A damaged file stops the server as a failed commit would.
+            NIOThreadPool.singleton.runIfActive(eventLoop: group.next()) { try sqlite.verify() }.whenFailure { [weak server] error in
+                guard let server, let error = error as? StorageError, case .corrupt = error else { return }
+                logger.critical("the database failed its structure check", metadata: ["error": "\(error)"])
+                server.storageFailed(error)
+            }
+        }
         if configuration.retention != .keepAll {
             Self.prune(configuration.retention, service: service, in: .seconds(1), logger: logger)
         }

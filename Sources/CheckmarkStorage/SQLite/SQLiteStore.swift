@@ -76,10 +76,6 @@ package final class SQLiteStore: ReceiptsStore {
                 throw StorageError.schemaNewer(path: path, unknownMigrations: applied.subtracting(known).sorted())
             }
             try migrator.migrate(queue)
-            try queue.read { db in
-                let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
-                guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
-            }
             let checkpointer = SQLiteCheckpointer(path: path, policy: checkpoints, logger: logger)
             self.checkpointer = checkpointer
             queue.inDatabase { db in checkpointer.attach(to: db) }
@@ -112,6 +108,27 @@ package final class SQLiteStore: ReceiptsStore {
             .directoryUnwritable(path: path, reason: error.message ?? "\(error.resultCode)")
         default:
             .unavailable(reason: "\(error)")
+        }
+    }
+
+    /// Checks the structure of every page of the database (SQLite's `quick_check`), on the read-only
+    /// connection: a damaged file that opens and loads (its damage elsewhere than the state tables)
+    /// is found here. Its time grows with the file, so the server runs it after start, not before.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` with SQLite's first finding.
+    package func verify() throws(StorageError) {
+        try checkOpen()
+        let path = directory.databasePath
+        do {
+            try reader.read { db in
+                let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
+                guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch let error as DatabaseError {
+            throw Self.openError(error, path: path)
+        } catch {
+            throw .unavailable(reason: "\(error)")
         }
     }
 
