@@ -132,7 +132,11 @@ package final class ReceiptsServer: Sendable {
             // Every page's structure is checked after start, not before: its time grows with the file.
             // A damaged file stops the server as a failed commit would.
             NIOThreadPool.singleton.runIfActive(eventLoop: group.next()) { try sqlite.verify() }.whenFailure { [weak server] error in
-                guard let server, let error = error as? StorageError, case .corrupt = error else { return }
+                guard let server, !server.stoppingFlag.withLockedValue({ $0 }) else { return }
+                guard let error = error as? StorageError, case .corrupt = error else {
+                    logger.error("the database's structure check could not run", metadata: ["error": "\(error)"])
+                    return
+                }
                 logger.critical("the database failed its structure check", metadata: ["error": "\(error)"])
                 server.storageFailed(error)
             }

@@ -163,11 +163,11 @@ package final class ReceiptsService: Sendable {
         self.onFatalError = onFatalError
     }
 
-    /// Whether commands are accepted and storage is healthy (`/readyz`).
     /// How many events this node's engine has sequenced (the last event sequence); read on the
     /// engine loop.
     var journaledEvents: Int64 { state.value.lastEventSeq }
 
+    /// Whether commands are accepted and storage is healthy (`/readyz`).
     package var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
     private let accepting = NIOLockedValueBox(true)
 

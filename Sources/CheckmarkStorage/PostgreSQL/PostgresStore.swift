@@ -255,13 +255,11 @@ package final class PostgresStore: SharedReceiptsStore {
         var rows = StoredStateAssembly(path: location.description)
         rows.users = try load(StateTables.users, "ORDER BY id")
         rows.channelTypes = try load(StateTables.channelTypes, "ORDER BY name")
+        let messages = try load(StateTables.messages, "ORDER BY cid, position")
         var counts: [ChannelCID: Int] = [:]
-        for row in try run("SELECT cid, count(*) FROM messages GROUP BY cid") {
-            let (text, count) = try row.decode((String, Int64).self)
-            if let cid = ChannelCID(text) { counts[cid] = Int(count) }
-        }
+        for (_, message) in messages { counts[message.cid, default: 0] += 1 }
         rows.setChannels(try load(StateTables.channels), messageCounts: counts)
-        for (position, message) in try load(StateTables.messages, "ORDER BY cid, position") { try rows.appendMessage(message, at: position) }
+        for (position, message) in messages { try rows.appendMessage(message, at: position) }
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
         rows.counters = try load(StateTables.counters)

@@ -89,12 +89,18 @@ package final class SQLiteStore: ReceiptsStore {
                 try db.execute(sql: "PRAGMA cache_size = -\(readerCacheKiB)")
             }
             reader = try DatabaseQueue(path: path, configuration: readerConfiguration)
-        } catch let error as StorageError {
-            throw error
-        } catch let error as DatabaseError {
-            throw Self.openError(error, path: path)
         } catch {
-            throw .unavailable(reason: "\(error)")
+            throw Self.storageError(error, path: path)
+        }
+    }
+
+    /// What opening, loading or checking the database at `path` failed with, as a storage error: its
+    /// own, SQLite's mapped by ``openError(_:path:)``, or `unavailable`.
+    private static func storageError(_ error: any Error, path: String) -> StorageError {
+        switch error {
+        case let error as StorageError: error
+        case let error as DatabaseError: openError(error, path: path)
+        default: .unavailable(reason: "\(error)")
         }
     }
 
@@ -123,12 +129,8 @@ package final class SQLiteStore: ReceiptsStore {
                 let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
                 guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
             }
-        } catch let error as StorageError {
-            throw error
-        } catch let error as DatabaseError {
-            throw Self.openError(error, path: path)
         } catch {
-            throw .unavailable(reason: "\(error)")
+            throw Self.storageError(error, path: path)
         }
     }
 
@@ -172,12 +174,8 @@ package final class SQLiteStore: ReceiptsStore {
                 if ledger == nil { ledger = SQLitePassLedger(loaded: state.snapshot.channels) }
                 return state
             }
-        } catch let error as StorageError {
-            throw error
-        } catch let error as DatabaseError {
-            throw Self.openError(error, path: directory.databasePath)
         } catch {
-            throw .unavailable(reason: "\(error)")
+            throw Self.storageError(error, path: directory.databasePath)
         }
     }
 
@@ -395,8 +393,8 @@ package final class SQLiteStore: ReceiptsStore {
     }
 
     /// What retention removed from the journal: the commands before its oldest or its sweep's place
-    /// (``JournalPruning``), and each channel's
-    /// events before its oldest (all of a channel's events when none is left).
+    /// (``JournalPruning``), and each channel's events before its oldest (all of a channel's events
+    /// when none is left).
     package func prunedHistory() throws(StorageError) -> PrunedHistory {
         try checkOpen()
         do {
