@@ -33,7 +33,12 @@ package struct CommitBatch: Sendable {
         }
         for key in footprint.messages {
             guard let channel = engine.channels[key.cid], key.position < channel.messages.count else { continue }
-            messages.append((key.position, channel.messages[key.position]))
+            // A text is archived only once storage confirmed its message (``MessageLog``): one not
+            // stored yet is always held.
+            guard let message = channel.messages.message(at: key.position) else {
+                preconditionFailure("message \(key.position) of \(key.cid) was archived before it was stored")
+            }
+            messages.append((key.position, message))
         }
         messages.sort { $0.message.createdAt < $1.message.createdAt }
         for key in footprint.threadReads where !footprint.channels.contains(key.cid) {
@@ -42,6 +47,14 @@ package struct CommitBatch: Sendable {
         }
         generatedMessageIDs = engine.generatedMessageIDs
         clock = engine.clock
+    }
+
+    /// Per channel, how many of its messages are stored once the batch is durable (its newest
+    /// message's position plus one): what ``ReceiptsEngine/markMessagesDurable(_:)`` takes.
+    package var storedMessageCounts: [ChannelCID: Int] {
+        var counts: [ChannelCID: Int] = [:]
+        for (position, message) in messages { counts[message.cid] = max(counts[message.cid] ?? 0, position + 1) }
+        return counts
     }
 
     /// The counters the batch sets: the generated-id counter and the clock always, the last journal

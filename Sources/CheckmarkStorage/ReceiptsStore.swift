@@ -4,8 +4,9 @@ import CheckmarkCore
 /// PostgreSQL store implements the same contract for clusters. Calls are blocking and made from one
 /// writer thread at a time.
 package protocol ReceiptsStore: AnyObject, Sendable {
-    /// Reads the whole durable state.
-    func load() throws(StorageError) -> StoredState
+    /// Reads the whole durable state, holding the texts of each channel's newest `messageWindow`
+    /// messages only (the others archived: ``MessageLog``).
+    func load(messageWindow: Int) throws(StorageError) -> StoredState
     /// Writes one batch in one transaction; returns only when it is durable.
     /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written.
     func commit(_ batch: CommitBatch) throws(StorageError)
@@ -18,6 +19,10 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     /// this one may come from any thread, at the same time as the writer's: it reads committed data
     /// on a connection of its own and never waits for a commit, nor makes one wait.
     func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent]
+    /// The texts of the messages at `positions` of `cid`, by position (positions with no message are
+    /// absent). Like ``channelEvents(_:after:through:limit:maxBytes:)``, this may come from any
+    /// thread: it reads committed data on the reader's connection.
+    func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String]
     /// Removes the oldest journal history the policy no longer keeps: about `limit` rows at most
     /// (entries and events together; an entry's events go with it), so call again while it removes
     /// that many.
@@ -30,6 +35,11 @@ package protocol ReceiptsStore: AnyObject, Sendable {
 }
 
 extension ReceiptsStore {
+    /// The whole durable state, every text held.
+    package func load() throws(StorageError) -> StoredState {
+        try load(messageWindow: .max)
+    }
+
     /// Every journal event of one channel with `after < channel_seq <= through`, oldest first.
     package func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64) throws(StorageError) -> [JournalEvent] {
         try channelEvents(cid, after: after, through: through, limit: .max, maxBytes: .max)

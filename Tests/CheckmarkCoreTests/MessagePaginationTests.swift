@@ -19,11 +19,11 @@ struct MessagePaginationTests {
     }
 
     func ids(_ pagination: MessagePagination, _ channel: Channel) throws -> [String] {
-        try pagination.page(of: channel.channelMessagePositions, in: channel.messages, index: channel.messageIndex)
+        try pagination.page(of: channel.channelMessagePositions, in: channel.messages)
             .map { channel.messages[$0].id }
     }
 
-    func time(_ id: String, _ channel: Channel) -> Timestamp { channel.messages[channel.messageIndex[id]!].createdAt }
+    func time(_ id: String, _ channel: Channel) -> Timestamp { channel.messages.createdAt(at: channel.messages.position(of: id)!) }
 
     @Test func withoutCursorTheNewestPageOldestFirstWithoutThreadReplies() throws {
         let channel = try Self.channel()
@@ -82,7 +82,7 @@ struct MessagePaginationTests {
         for (cursor, field) in [(MessagePagination.Cursor.idLT("nope"), "messages.id_lt"), (.idGT("r4"), "messages.id_gt")] {
             #expect {
                 try MessagePagination(limit: 3, cursor: cursor)
-                    .page(of: channel.channelMessagePositions, in: channel.messages, index: channel.messageIndex, prefix: "messages.")
+                    .page(of: channel.channelMessagePositions, in: channel.messages, prefix: "messages.")
             } throws: { error in
                 guard case ReceiptsError.invalidArgument(let text) = error else { return false }
                 return text.hasPrefix(field)
@@ -101,7 +101,7 @@ struct MessagePaginationTests {
         }
         let channel = s.engine.channels[Scenario.general]!
         let replies = channel.threads["p"]!.replyPositions
-        let page = try MessagePagination(limit: 2, cursor: .idLT("r3")).page(of: replies, in: channel.messages, index: channel.messageIndex)
+        let page = try MessagePagination(limit: 2, cursor: .idLT("r3")).page(of: replies, in: channel.messages)
         #expect(page.map { channel.messages[$0].id } == ["r1", "r2"])
         #expect(channel.channelMessagePositions.map { channel.messages[$0].id } == ["p", "c0", "c1", "c2", "c3", "c4"])
     }

@@ -29,7 +29,7 @@ struct ReceiptsPropertyTests {
     static func command(_ n: Int, in s: Scenario) -> ReceiptsCommand {
         let user = userIDs[n % userIDs.count]
         let cid = cids[(n / 7) % cids.count]
-        let messages = s.engine.channels[cid]?.messages ?? []
+        let messages = s.engine.channels[cid]?.messages.heldMessages ?? []
         let someMessage = messages.isEmpty ? "none" : messages[(n / 13) % messages.count].id
         switch (n / 29) % 12 {
         case 0, 1, 2:
@@ -66,7 +66,7 @@ struct ReceiptsPropertyTests {
                 let before = s.engine
                 let privacyBefore = before.users
                 guard case .success(let outcome) = s.engine.apply(command, at: Timestamp(rawValue: s.now + 1_000_000)) else {
-                    #expect(s.engine.channels.mapValues(\.messages) == before.channels.mapValues(\.messages), "a refused command changes nothing")
+                    #expect(s.engine.channels.mapValues(\.messages.heldMessages) == before.channels.mapValues(\.messages.heldMessages), "a refused command changes nothing")
                     continue
                 }
                 s.now += 1_000_000
@@ -152,7 +152,7 @@ struct ReceiptsPropertyTests {
         var sums: [String: UnreadCounts] = [:]
         for channel in engine.channels.values {
             for (userID, member) in channel.members {
-                let recount = channel.messages[member.read.readPosition...].filter { $0.countsAsUnread(for: userID) }.count
+                let recount = channel.messages.heldMessages[member.read.readPosition...].filter { $0.countsAsUnread(for: userID) }.count
                 #expect(member.read.unreadMessages == recount)
                 sums[userID, default: UnreadCounts()].totalUnread += recount
                 if recount > 0 { sums[userID, default: UnreadCounts()].unreadChannels += 1 }

@@ -30,7 +30,10 @@ final class FailingCommitStore: ReceiptsStore, @unchecked Sendable {
         try store.commit(batch)
     }
 
-    func load() throws(StorageError) -> StoredState { try store.load() }
+    func load(messageWindow: Int) throws(StorageError) -> StoredState { try store.load(messageWindow: messageWindow) }
+    func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
+        try store.archivedTexts(cid, positions: positions)
+    }
     func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] { try store.journal(after: seq, limit: limit) }
     func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
         try store.channelEvents(cid, after: after, through: through, limit: limit, maxBytes: maxBytes)

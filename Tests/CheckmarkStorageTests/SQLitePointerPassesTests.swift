@@ -1,5 +1,6 @@
 @testable import CheckmarkStorage
 import CheckmarkCore
+import CheckmarkTestSupport
 import Foundation
 import GRDB
 import Testing

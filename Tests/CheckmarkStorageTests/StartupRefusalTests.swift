@@ -1,5 +1,6 @@
 @testable import CheckmarkStorage
 import CheckmarkCore
+import CheckmarkTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -85,12 +86,12 @@ struct StartupRefusalTests {
         let store = try SQLiteStore(directory: try DataDirectory(path: directory.path))
         defer { store.close() }
         let loaded = try store.load().snapshot.channels.first { $0.cid.description == "messaging:a" }
-        #expect(loaded?.messages.map(\.id) == ["m1"] && loaded?.messages.first?.text == "hello")
+        #expect(loaded?.messages.heldMessages.map(\.id) == ["m1"] && loaded?.messages.heldMessages.first?.text == "hello")
         let b = ChannelCID(type: "messaging", id: "b")
         var batch = CommitBatch()
         batch.messages = [(0, Message(id: "m1", cid: b, userID: "u", text: "same id", createdAt: Timestamp(rawValue: 6)))]
         try store.commit(batch)
-        #expect(try store.load().snapshot.channels.first { $0.cid == b }?.messages.first?.text == "same id")
+        #expect(try store.load().snapshot.channels.first { $0.cid == b }?.messages.heldMessages.first?.text == "same id")
     }
 
     @Test func corruptFileIsRefused() throws {

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkTestSupport
 
 /// Everything durable about an engine's state, plus what is derived from it (unread counts and
 /// totals), as one comparable text: two engines with equal fingerprints answer every query alike.
@@ -14,7 +15,7 @@ func fingerprint(_ engine: ReceiptsEngine) -> String {
     }
     for channel in engine.channels.values.sorted(by: { $0.cid < $1.cid }) {
         lines.append("channel \(channel.cid) \(channel.createdBy ?? "-") \(channel.createdAt.rawValue) order=\(channel.memberOrder)")
-        for message in channel.messages { lines.append("  message \(message)") }
+        for message in channel.messages.heldMessages { lines.append("  message \(message)") }
         for id in channel.memberOrder {
             let member = channel.members[id]!
             lines.append("  member \(id) \(member.createdAt.rawValue) \(member.read)")

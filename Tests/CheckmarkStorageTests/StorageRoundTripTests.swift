@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkTestSupport
 import Testing
 
 /// Issue: restart with exactly the state it had. Commands go through the engine and are committed
@@ -79,6 +80,34 @@ struct StorageRoundTripTests {
         // Queries answer alike too.
         #expect(try restored.readStates(of: Self.general, viewer: "carol") == engine.readStates(of: Self.general, viewer: "carol"))
         #expect(try restored.unreadChannels(of: "alice") == engine.unreadChannels(of: "alice"))
+    }
+
+    /// Issue 44: a load holds the texts of each channel's newest `messageWindow` messages only, and
+    /// the store gives the others back by position; the restored engine decides as the original.
+    @Test(arguments: StoreKind.available) func aLoadArchivesTextsOutOfTheWindowAndGivesThemBack(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        let store = try location.open()
+        defer { store.close() }
+        try Self.applyAndCommit(Self.history, to: store, engine: &engine, seq: &seq)
+        var restored = ReceiptsEngine(restoring: try store.load(messageWindow: 2).snapshot)
+        for (cid, channel) in engine.channels {
+            let log = restored.channels[cid]!.messages
+            #expect(log.count == channel.messages.count && log.durableCount == log.count)
+            #expect(log.indices.map { log.holdsText(at: $0) } == log.indices.map { $0 >= log.count - 2 }, "\(cid)")
+            let texts = try store.archivedTexts(cid, positions: Array(log.indices) + [log.count + 5])
+            #expect(texts == Dictionary(uniqueKeysWithValues: log.indices.map { ($0, channel.messages[$0].text) }), "a position with no message is absent")
+        }
+        #expect(try store.archivedTexts(Self.general, positions: []) == [:])
+        // Every text held (the window: none archived) gives the same state as before.
+        #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
+        for command: ReceiptsCommand in [.markRead(cid: Self.general, userID: "carol", messageID: "m1"),
+                                         .markUnread(cid: Self.general, userID: "alice", from: .message("m1"))] {
+            let at = Timestamp(rawValue: 1_800_000_000_000_000)
+            #expect(restored.apply(command, at: at) == engine.apply(command, at: at))
+        }
     }
 
     @Test(arguments: StoreKind.available) func restoredEngineGoesOnExactlyLikeTheOriginal(kind: StoreKind) throws {

@@ -1,5 +1,6 @@
 @testable import CheckmarkStorage
 import CheckmarkCore
+import CheckmarkTestSupport
 import GRDB
 import Testing
 
@@ -93,7 +94,7 @@ struct TableDescriptionTests {
         let channel = engine.channels[cid]!
         let back = try loaded(StateTables.channels, channel)
         #expect(back.cid == cid && back.createdBy == "a" && back.createdAt == channel.createdAt)
-        for (position, message) in channel.messages.enumerated() {
+        for (position, message) in channel.messages.heldMessages.enumerated() {
             let row = try loaded(StateTables.messages, (position, message))
             #expect(row.position == position && row.message == message)
         }

@@ -51,7 +51,7 @@ package struct Scenario {
 
     package func message(_ id: String, in cid: ChannelCID = general) -> Message {
         let channel = engine.channels[cid]!
-        return channel.messages[channel.messageIndex[id]!]
+        return channel.messages[channel.messages.position(of: id)!]
     }
 }
 

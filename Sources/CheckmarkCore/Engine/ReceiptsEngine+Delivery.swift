@@ -9,9 +9,9 @@ extension ReceiptsEngine {
         for target in latest {
             let channel = try channel(target.cid)
             _ = try member(userID, of: channel)
-            guard let index = channel.messageIndex[target.messageID] else { throw .unknownMessage(target.messageID) }
-            let message = channel.messages[index]
-            guard type(of: channel).deliveryEvents, message.isChannelMessage, message.userID != userID else { continue }
+            guard let index = channel.messages.position(of: target.messageID) else { throw .unknownMessage(target.messageID) }
+            guard type(of: channel).deliveryEvents, channel.messages.isChannelMessage(at: index),
+                  channel.messages.userID(at: index) != userID else { continue }
             if let known = furthest[target.cid] {
                 furthest[target.cid] = max(known, index)
             } else {
@@ -27,10 +27,10 @@ extension ReceiptsEngine {
             changed = true
             touched.members.insert(.init(cid: cid, userID: userID))
             let channel = channels[cid]!
-            let message = channel.messages[index]
+            let messageID = channel.messages.id(at: index)
             let recipients = receiptRecipients(of: channel, subject: userID, shareable: user.privacy.deliveryReceipts)
             events.append(ReceiptsEvent(
-                payload: .messageDelivered(user: user, lastDeliveredMessageID: message.id, lastDeliveredAt: at),
+                payload: .messageDelivered(user: user, lastDeliveredMessageID: messageID, lastDeliveredAt: at),
                 cid: cid, createdAt: now, recipients: recipients))
         }
         return changed ? ReceiptsOutcome(events: events) : .unchanged

@@ -79,8 +79,8 @@ extension ReceiptsEngine {
             throw .invalidArgument("message text is longer than \(Self.maxMessageTextBytes) bytes")
         }
         if let parentID = draft.parentID {
-            guard let parentIndex = channel.messageIndex[parentID] else { throw .unknownMessage(parentID) }
-            guard channel.messages[parentIndex].parentID == nil else {
+            guard let parentIndex = channel.messages.position(of: parentID) else { throw .unknownMessage(parentID) }
+            guard !channel.messages.isReply(at: parentIndex) else {
                 throw .invalidArgument("message \(parentID) is itself a reply; threads do not nest")
             }
         }
@@ -91,16 +91,16 @@ extension ReceiptsEngine {
                 throw .invalidArgument("message id must be 1 to \(Self.maxMessageIDBytes) printable bytes")
             }
             // Unique within the channel: whether the id is taken elsewhere is none of the sender's business.
-            guard channel.messageIndex[given] == nil else { throw .duplicate("message \(given) in \(cid)") }
+            guard channel.messages.position(of: given) == nil else { throw .duplicate("message \(given) in \(cid)") }
             id = given
         } else {
             repeat {
                 generatedMessageIDs += 1
-            } while channel.messageIndex["\(cid.id)-\(generatedMessageIDs)"] != nil
+            } while channel.messages.position(of: "\(cid.id)-\(generatedMessageIDs)") != nil
             touched.counters = true
             id = "\(cid.id)-\(generatedMessageIDs)"
         }
-        let createdAt = channel.messages.last.map { max(now, $0.createdAt.successor) } ?? now
+        let createdAt = channel.messages.lastCreatedAt.map { max(now, $0.successor) } ?? now
         return Message(
             id: id, cid: cid, userID: userID, text: draft.text, kind: draft.kind, createdAt: createdAt,
             parentID: draft.parentID, showInChannel: draft.parentID != nil && draft.showInChannel, silent: draft.silent)

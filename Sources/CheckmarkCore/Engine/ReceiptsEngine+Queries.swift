@@ -7,15 +7,15 @@ extension ReceiptsEngine {
             type: type(of: channel))
     }
 
-    /// The thread of `parentID` as a thread read's event describes it.
+    /// The thread of `parentID` as a thread read's event describes it; nil when the parent is not a
+    /// message of the channel or its text (the title) is archived and not recalled.
     public func summary(ofThread parentID: String, in channel: Channel) -> ThreadSummary? {
-        guard let index = channel.messageIndex[parentID] else { return nil }
-        let parent = channel.messages[index]
+        guard let index = channel.messages.position(of: parentID), let title = channel.messages.text(at: index) else { return nil }
         let thread = channel.threads[parentID]
         return ThreadSummary(
-            cid: channel.cid, parentID: parentID, createdBy: parent.userID, createdAt: parent.createdAt,
-            lastMessageAt: thread?.replyPositions.last.map { channel.messages[$0].createdAt },
-            replyCount: thread?.replyPositions.count ?? 0, participants: thread?.reads.keys.sorted() ?? [], title: parent.text)
+            cid: channel.cid, parentID: parentID, createdBy: channel.messages.userID(at: index), createdAt: channel.messages.createdAt(at: index),
+            lastMessageAt: thread?.replyPositions.last.map { channel.messages.createdAt(at: $0) },
+            replyCount: thread?.replyPositions.count ?? 0, participants: thread?.reads.keys.sorted() ?? [], title: title)
     }
 
     /// The user's read state in each thread it participates in with unread replies, channels in cid
@@ -27,7 +27,7 @@ extension ReceiptsEngine {
             guard let channel = channels[cid] else { continue }
             let unread = channel.threads.values.compactMap { thread -> (Int, ThreadUnread)? in
                 guard let read = thread.reads[userID], read.unreadReplies > 0,
-                      let index = channel.messageIndex[thread.parentID] else { return nil }
+                      let index = channel.messages.position(of: thread.parentID) else { return nil }
                 return (index, ThreadUnread(cid: cid, parentID: thread.parentID, unreadReplies: read.unreadReplies,
                                             lastRead: read.lastRead, lastReadMessageID: read.lastReadMessageID))
             }
@@ -83,8 +83,9 @@ extension ReceiptsEngine {
 
     func firstUnread(in channel: Channel, for userID: String, from position: Int) -> String? {
         var index = position
+        let author = channel.messages.authorRef(of: userID)
         while index < channel.messages.count {
-            if channel.messages[index].countsAsUnread(for: userID) { return channel.messages[index].id }
+            if channel.messages.countsAsUnread(at: index, forAuthor: author) { return channel.messages.id(at: index) }
             index += 1
         }
         return nil
@@ -95,19 +96,20 @@ extension ReceiptsEngine {
     public func receipts(of messageID: String, in cid: ChannelCID, viewer: String) throws(ReceiptsError) -> MessageReceipts {
         let channel = try channel(cid)
         _ = try member(viewer, of: channel)
-        guard let index = channel.messageIndex[messageID] else { throw .unknownMessage(messageID) }
-        let message = channel.messages[index]
+        guard let index = channel.messages.position(of: messageID) else { throw .unknownMessage(messageID) }
+        let author = channel.messages.userID(at: index)
+        let isChannelMessage = channel.messages.isChannelMessage(at: index)
         let type = type(of: channel)
         var readBy: [MessageReceipts.Entry] = []
         var deliveredTo: [MessageReceipts.Entry] = []
-        for memberID in channel.memberOrder where memberID != message.userID {
+        for memberID in channel.memberOrder where memberID != author {
             guard let member = channel.members[memberID], let user = users[memberID] else { continue }
             let own = memberID == viewer
             let read = member.read
             if read.readPosition > index, own || (type.readEvents && user.privacy.readReceipts),
                let at = read.readPasses.firstPass(over: index) {
                 readBy.append(.init(user: user, at: at))
-            } else if message.isChannelMessage, read.deliveredPosition > index,
+            } else if isChannelMessage, read.deliveredPosition > index,
                       own || (type.deliveryEvents && user.privacy.deliveryReceipts),
                       let at = read.deliveredPasses.firstPass(over: index) {
                 deliveredTo.append(.init(user: user, at: at))
@@ -116,7 +118,7 @@ extension ReceiptsEngine {
         let byTime: (MessageReceipts.Entry, MessageReceipts.Entry) -> Bool = {
             $0.at != $1.at ? $0.at < $1.at : $0.user.id < $1.user.id
         }
-        return MessageReceipts(message: message, readBy: readBy.sorted(by: byTime), deliveredTo: deliveredTo.sorted(by: byTime))
+        return MessageReceipts(messageID: messageID, readBy: readBy.sorted(by: byTime), deliveredTo: deliveredTo.sorted(by: byTime))
     }
 
     /// The user's unread state per channel, channels in cid order.

@@ -48,8 +48,8 @@ extension ReceiptsEngine {
     private static func readPosition(of target: ChannelReadTarget, for userID: String, in channel: inout Channel) throws(ReceiptsError) -> Int {
         guard channel.members.index(forKey: userID) != nil else { throw .notAMember(user: userID, cid: channel.cid) }
         guard let messageID = target.messageID else { return channel.messages.count }
-        guard let index = channel.messageIndex[messageID] else { throw .unknownMessage(messageID) }
-        guard channel.messages[index].isChannelMessage else {
+        guard let index = channel.messages.position(of: messageID) else { throw .unknownMessage(messageID) }
+        guard channel.messages.isChannelMessage(at: index) else {
             throw .invalidArgument("message \(messageID) is a thread reply; it does not move the channel's read state")
         }
         return index + 1
@@ -77,9 +77,11 @@ extension ReceiptsEngine {
         let reader = try user(userID)
         let channel = try channel(cid)
         _ = try member(userID, of: channel)
-        guard let index = channel.messageIndex[parentID], channel.messages[index].parentID == nil else {
+        guard let index = channel.messages.position(of: parentID), !channel.messages.isReply(at: index) else {
             throw .invalidArgument("thread_id \(parentID) is not a message of \(cid) that starts a thread")
         }
+        // The thread's title is its parent's text: read back from storage first when it is archived.
+        guard channel.messages.holdsText(at: index) else { throw .archivedText(cid: cid, position: index) }
         guard let change = channels[cid]!.readThread(parentID, by: userID, at: now) else { return .unchanged }
         adjustThreadTotals(change)
         touched.threadReads.insert(.init(cid: cid, parentID: parentID, userID: userID))
@@ -111,9 +113,9 @@ extension ReceiptsEngine {
 
     mutating func markUnread(_ cid: ChannelCID, _ userID: String, _ target: UnreadTarget, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         let reader = try user(userID)
-        let (index, message) = try unreadStart(cid, userID, target)
+        let (index, messageID) = try unreadStart(cid, userID, target)
         let old = channels[cid]!.members[userID]!.read
-        if old.readPosition == index && old.markedUnreadMessageID == message.id { return .unchanged }
+        if old.readPosition == index && old.markedUnreadMessageID == messageID { return .unchanged }
 
         let change = channels[cid]!.markUnread(of: userID, from: index, at: now)
         adjustTotals(of: userID, change)
@@ -124,31 +126,31 @@ extension ReceiptsEngine {
         let own = ownRecipients(of: userID, withCounts: true)
         let event = ReceiptsEvent(
             payload: .notificationMarkUnread(
-                user: reader, firstUnreadMessageID: message.id, lastReadMessageID: read.lastReadMessageID,
+                user: reader, firstUnreadMessageID: messageID, lastReadMessageID: read.lastReadMessageID,
                 lastReadAt: read.lastRead, unreadMessages: unread),
             cid: cid, createdAt: now, recipients: own)
         return ReceiptsOutcome(events: [event])
     }
 
     /// The message a mark unread starts from, checked against the window of the channel's newest messages.
-    private func unreadStart(_ cid: ChannelCID, _ userID: String, _ target: UnreadTarget) throws(ReceiptsError) -> (Int, Message) {
+    private func unreadStart(_ cid: ChannelCID, _ userID: String, _ target: UnreadTarget) throws(ReceiptsError) -> (Int, String) {
         let channel = try channel(cid)
         _ = try member(userID, of: channel)
         let index: Int
         switch target {
         case .message(let id):
-            guard let found = channel.messageIndex[id] else { throw .unknownMessage(id) }
-            guard channel.messages[found].isChannelMessage else {
+            guard let found = channel.messages.position(of: id) else { throw .unknownMessage(id) }
+            guard channel.messages.isChannelMessage(at: found) else {
                 throw .invalidArgument("message \(id) is a thread reply; mark unread takes a channel message")
             }
             index = found
         case .timestamp(let time):
-            guard let found = channel.messages.firstIndex(where: { $0.isChannelMessage && $0.createdAt >= time }) else {
+            guard let found = channel.messages.indices.first(where: { channel.messages.isChannelMessage(at: $0) && channel.messages.createdAt(at: $0) >= time }) else {
                 throw .invalidArgument("no message at or after \(time.rfc3339)")
             }
             index = found
         }
-        guard channel.isAmongLast(Self.markUnreadWindow, index: index) else { throw .messageTooOld(channel.messages[index].id) }
-        return (index, channel.messages[index])
+        guard channel.isAmongLast(Self.markUnreadWindow, index: index) else { throw .messageTooOld(channel.messages.id(at: index)) }
+        return (index, channel.messages.id(at: index))
     }
 }

@@ -41,6 +41,10 @@ public struct ReceiptsEngine: Sendable {
     /// setting of the server (`max_user_profile`); every node of a cluster must use the same.
     public var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
     public static let defaultMaxUserProfileBytes = 5 << 10
+    /// Texts of each channel's newest messages held in memory (`message_window`); older ones are
+    /// archived once storage confirmed them (``markMessagesDurable(_:)``). A setting of the server.
+    public var messageWindow = ReceiptsEngine.defaultMessageWindow
+    public static let defaultMessageWindow = 100
 
     public init() {}
 
@@ -184,8 +188,8 @@ extension ReceiptsEngine {
     public func channels(holdingMessage id: String) -> [ChannelCID] {
         var holding: [(at: Timestamp, cid: ChannelCID)] = []
         for index in channels.indices {
-            if let position = channels.values[index].messageIndex[id] {
-                holding.append((channels.values[index].messages[position].createdAt, channels.keys[index]))
+            if let position = channels.values[index].messages.position(of: id) {
+                holding.append((channels.values[index].messages.createdAt(at: position), channels.keys[index]))
             }
         }
         return holding.sorted { $0.at != $1.at ? $0.at < $1.at : $0.cid < $1.cid }.map(\.cid)

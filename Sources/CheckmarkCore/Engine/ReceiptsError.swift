@@ -17,6 +17,10 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyConnections(user: String, limit: Int)
     /// Anything else malformed; the text says what.
     case invalidArgument(String)
+    /// Not a refusal of the command: it needs the text of an archived message (``MessageLog``). The
+    /// service reads it from storage, hands it to ``ReceiptsEngine/recallText(_:of:at:)`` and applies
+    /// the command again; reaching a client, it means storage could not give the text back.
+    case archivedText(cid: ChannelCID, position: Int)
 
     /// A stable, machine-readable code.
     public var code: String {
@@ -32,6 +36,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyWatchedChannels: "too_many_watched_channels"
         case .tooManyConnections: "too_many_connections"
         case .invalidArgument: "invalid_argument"
+        case .archivedText: "storage_unavailable"
         }
     }
 
@@ -48,6 +53,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyWatchedChannels(let limit): "a connection may watch at most \(limit) channels"
         case .tooManyConnections(let user, let limit): "user \(user) has \(limit) connections, the limit per user"
         case .invalidArgument(let text): text
+        case .archivedText(let cid, let position): "the text of message \(position) of \(cid) is in storage and could not be read"
         }
     }
 }

@@ -21,8 +21,8 @@ extension Channel {
         // last_read falls between the last read message and the first unread one, so that
         // "last_read >= created_at" tells exactly which messages are read.
         let lastRead = position == messages.count
-            ? max(now, messages[position - 1].createdAt)
-            : messages[position - 1].createdAt
+            ? max(now, messages.createdAt(at: position - 1))
+            : messages.createdAt(at: position - 1)
         // The unread count drops by what the pointer passed: O(messages passed), not O(channel).
         let passedUnread = countUnread(for: userID, in: current..<position)
         func advance(_ read: inout ReadState) -> UnreadChange {
@@ -55,7 +55,7 @@ extension Channel {
 
     /// The id and time of the last channel message before `position`, if any.
     private func newestChannelMessage(before position: Int) -> (id: String, createdAt: Timestamp)? {
-        channelMessage(before: position).map { (messages[$0].id, messages[$0].createdAt) }
+        channelMessage(before: position).map { (messages.id(at: $0), messages.createdAt(at: $0)) }
     }
 
     /// ``raiseDelivered(of:to:)`` on a read state, `newest` the last channel message before `position`.
@@ -74,15 +74,15 @@ extension Channel {
     /// way reads what lies before, so the delivered pointer follows.
     mutating func markUnread(of userID: String, from index: Int, at now: Timestamp) -> UnreadChange {
         let previous = channelMessage(before: index)
-        let lastReadMessageID = previous.map { messages[$0].id }
-        let lastRead = index > 0 ? messages[index - 1].createdAt : messages[index].createdAt.predecessor
+        let lastReadMessageID = previous.map { messages.id(at: $0) }
+        let lastRead = index > 0 ? messages.createdAt(at: index - 1) : messages.createdAt(at: index).predecessor
         let unread = countUnread(for: userID, from: index)
         let old = members[userID]!.read.unreadMessages
         let movesForward = index > members[userID]!.read.readPosition
         members[userID]!.read.readPosition = index
         members[userID]!.read.lastReadMessageID = lastReadMessageID
         members[userID]!.read.lastRead = lastRead
-        members[userID]!.read.markedUnreadMessageID = messages[index].id
+        members[userID]!.read.markedUnreadMessageID = messages.id(at: index)
         members[userID]!.read.unreadMessages = unread
         if movesForward {
             members[userID]!.read.readPasses.record(position: index, at: now)
@@ -96,12 +96,12 @@ extension Channel {
     mutating func advanceDelivered(of userID: String, past index: Int, at now: Timestamp) -> Timestamp? {
         let position = index + 1
         guard position > members[userID]!.read.deliveredPosition else { return nil }
-        let message = messages[index]
+        let (id, createdAt) = (messages.id(at: index), messages.createdAt(at: index))
         // Like last_read: the confirmation time when nothing newer exists, else the message's own time,
         // so that "last_delivered_at >= created_at" tells exactly which messages are delivered.
-        let at = position == messages.count ? max(now, message.createdAt) : message.createdAt
+        let at = position == messages.count ? max(now, createdAt) : createdAt
         members[userID]!.read.deliveredPosition = position
-        members[userID]!.read.lastDeliveredMessageID = message.id
+        members[userID]!.read.lastDeliveredMessageID = id
         members[userID]!.read.lastDeliveredAt = at
         members[userID]!.read.deliveredPasses.record(position: position, at: now)
         return at
@@ -109,7 +109,6 @@ extension Channel {
 
     /// Appends a message; every member it counts for (rule 4) gets one more unread.
     mutating func append(_ message: Message) {
-        messageIndex[message.id] = messages.count
         if message.isChannelMessage { channelMessagePositions.append(messages.count) }
         messages.append(message)
         // Walked in place as stored (the order does not matter): no look-up per member, and no member

@@ -13,28 +13,28 @@ extension Channel {
     /// more unread reply; the author joins (or stays) with everything up to the reply read.
     /// Returns the participants whose unread replies changed.
     mutating func recordReply(at position: Int) -> [ThreadChange] {
-        let reply = messages[position]
-        guard let parentID = reply.parentID, let parentIndex = messageIndex[parentID] else { return [] }
+        guard let parentID = messages.parentID(at: position), let parentIndex = messages.position(of: parentID) else { return [] }
+        let replyAuthor = messages.userID(at: position)
         var changes: [ThreadChange] = []
         if threads[parentID] == nil {
             var thread = MessageThread(parentID: parentID)
-            let parent = messages[parentIndex]
-            if members[parent.userID] != nil {
-                thread.reads[parent.userID] = ThreadReadState(readCount: 0, lastRead: parent.createdAt, lastReadMessageID: nil)
+            let parentAuthor = messages.userID(at: parentIndex)
+            if members[parentAuthor] != nil {
+                thread.reads[parentAuthor] = ThreadReadState(readCount: 0, lastRead: messages.createdAt(at: parentIndex), lastReadMessageID: nil)
             }
             threads[parentID] = thread
         }
         threads[parentID]!.replyPositions.append(position)
         let count = threads[parentID]!.replyPositions.count
-        for (userID, read) in threads[parentID]!.reads where userID != reply.userID && reply.countsAsUnreadReply(for: userID) {
+        for (userID, read) in threads[parentID]!.reads where userID != replyAuthor && messages.countsAsUnreadReply(at: position, for: userID) {
             threads[parentID]!.reads[userID]!.unreadReplies = read.unreadReplies + 1
             changes.append(ThreadChange(userID: userID, old: read.unreadReplies, new: read.unreadReplies + 1))
         }
-        if members[reply.userID] != nil {
-            let old = threads[parentID]!.reads[reply.userID]?.unreadReplies ?? 0
-            threads[parentID]!.reads[reply.userID] = ThreadReadState(
-                readCount: count, lastRead: reply.createdAt, lastReadMessageID: reply.id)
-            if old != 0 { changes.append(ThreadChange(userID: reply.userID, old: old, new: 0)) }
+        if members[replyAuthor] != nil {
+            let old = threads[parentID]!.reads[replyAuthor]?.unreadReplies ?? 0
+            threads[parentID]!.reads[replyAuthor] = ThreadReadState(
+                readCount: count, lastRead: messages.createdAt(at: position), lastReadMessageID: messages.id(at: position))
+            if old != 0 { changes.append(ThreadChange(userID: replyAuthor, old: old, new: 0)) }
         }
         return changes
     }
@@ -46,9 +46,10 @@ extension Channel {
         let count = thread.replyPositions.count
         let existing = thread.reads[userID]
         if let existing, existing.readCount >= count { return nil }
-        let last = thread.replyPositions.last.map { messages[$0] }
-        let lastRead = max(now, last?.createdAt ?? now)
-        thread.reads[userID] = ThreadReadState(readCount: count, lastRead: lastRead, lastReadMessageID: last?.id ?? existing?.lastReadMessageID)
+        let last = thread.replyPositions.last
+        let lastRead = max(now, last.map { messages.createdAt(at: $0) } ?? now)
+        thread.reads[userID] = ThreadReadState(readCount: count, lastRead: lastRead,
+                                               lastReadMessageID: last.map { messages.id(at: $0) } ?? existing?.lastReadMessageID)
         threads[parentID] = thread
         return ThreadChange(userID: userID, old: existing?.unreadReplies ?? 0, new: 0)
     }
@@ -68,7 +69,7 @@ extension Channel {
     /// Unread replies after `readCount` in `thread` that count for `userID`, recounted.
     func countUnreadReplies(in thread: MessageThread, for userID: String, from readCount: Int) -> Int {
         var count = 0
-        for position in thread.replyPositions.dropFirst(readCount) where messages[position].countsAsUnreadReply(for: userID) {
+        for position in thread.replyPositions.dropFirst(readCount) where messages.countsAsUnreadReply(at: position, for: userID) {
             count += 1
         }
         return count
@@ -79,9 +80,9 @@ extension Channel {
     mutating func rebuildDerivedLists() {
         channelMessagePositions = []
         for parentID in threads.keys { threads[parentID]!.replyPositions = [] }
-        for (position, message) in messages.enumerated() {
-            if message.isChannelMessage { channelMessagePositions.append(position) }
-            if let parentID = message.parentID {
+        for position in messages.indices {
+            if messages.isChannelMessage(at: position) { channelMessagePositions.append(position) }
+            if let parentID = messages.parentID(at: position) {
                 if threads[parentID] == nil { threads[parentID] = MessageThread(parentID: parentID) }
                 threads[parentID]!.replyPositions.append(position)
             }

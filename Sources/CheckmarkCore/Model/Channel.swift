@@ -9,9 +9,9 @@ public struct Channel: Sendable {
     /// join at the engine's clock, which never runs backwards, and a restored channel is put back in
     /// that order. The newest members are therefore the last ones, with no sort, whatever the size.
     public var memberOrder: [String] = []
-    /// All messages, channel messages and thread replies, in `createdAt` order.
-    public var messages: [Message] = []
-    public var messageIndex: [String: Int] = [:]
+    /// All messages, channel messages and thread replies, in `createdAt` order; old ones without
+    /// their texts (``MessageLog``).
+    public var messages: MessageLog
     /// Positions of the channel messages (not thread-only replies) in ``messages``, oldest first:
     /// what channel queries page through. Derived (rebuilt on restore).
     public internal(set) var channelMessagePositions: [Int] = []
@@ -72,16 +72,17 @@ public struct Channel: Sendable {
         self.cid = cid
         self.createdBy = createdBy
         self.createdAt = createdAt
+        messages = MessageLog(cid: cid)
     }
 
     /// The newest message's time, or the channel's creation time.
-    public var lastMessageAt: Timestamp? { messages.last?.createdAt }
+    public var lastMessageAt: Timestamp? { messages.lastCreatedAt }
 
     /// Index of the last channel message (not thread-only) before `index`, if any.
     func channelMessage(before index: Int) -> Int? {
         var i = index - 1
         while i >= 0 {
-            if messages[i].isChannelMessage { return i }
+            if messages.isChannelMessage(at: i) { return i }
             i -= 1
         }
         return nil
@@ -94,8 +95,9 @@ public struct Channel: Sendable {
     public func countUnread(for userID: String, from position: Int) -> Int {
         var count = 0
         var index = position
+        let author = messages.authorRef(of: userID)
         while index < messages.count {
-            if messages[index].countsAsUnread(for: userID) { count += 1 }
+            if messages.countsAsUnread(at: index, forAuthor: author) { count += 1 }
             index += 1
         }
         return count
@@ -109,17 +111,17 @@ public struct Channel: Sendable {
         var unread: [String: Int] = [:]
         unread.reserveCapacity(pointers.count)
         var countable = 0
-        var byAuthor: [String: Int] = [:]
+        var byAuthor: [UInt32: Int] = [:]
         var index = messages.count
         for (position, userID) in pointers {
             while index > max(position, 0) {
                 index -= 1
-                if messages[index].isChannelMessage && !messages[index].silent {
+                if messages.isChannelMessage(at: index) && !messages.isSilent(at: index) {
                     countable += 1
-                    byAuthor[messages[index].userID, default: 0] += 1
+                    byAuthor[messages.authorRef(at: index), default: 0] += 1
                 }
             }
-            unread[userID] = countable - (byAuthor[userID] ?? 0)
+            unread[userID] = countable - (messages.authorRef(of: userID).flatMap { byAuthor[$0] } ?? 0)
         }
         return unread
     }
@@ -127,7 +129,8 @@ public struct Channel: Sendable {
     /// Messages in `range` that count as unread for `userID` (rule 4).
     func countUnread(for userID: String, in range: Range<Int>) -> Int {
         var count = 0
-        for index in range where messages[index].countsAsUnread(for: userID) { count += 1 }
+        let author = messages.authorRef(of: userID)
+        for index in range where messages.countsAsUnread(at: index, forAuthor: author) { count += 1 }
         return count
     }
 
@@ -136,7 +139,7 @@ public struct Channel: Sendable {
         var seen = 0
         var i = messages.count - 1
         while i >= index {
-            if messages[i].isChannelMessage { seen += 1 }
+            if messages.isChannelMessage(at: i) { seen += 1 }
             if seen > limit { return false }
             i -= 1
         }

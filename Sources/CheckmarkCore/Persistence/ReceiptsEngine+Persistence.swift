@@ -1,16 +1,11 @@
 extension ReceiptsEngine {
     /// Rebuilds the state a ``snapshot()`` captured. Derived state (unread counts, totals, memberships,
-    /// the message index) is recomputed from the pointers and messages, so it cannot disagree with them.
+    /// thread reply lists) is recomputed from the pointers and messages, so it cannot disagree with them.
     package init(restoring snapshot: ReceiptsSnapshot) {
         self.init()
         for user in snapshot.users { users[user.id] = user }
         for type in snapshot.channelTypes { channelTypes[type.name] = type }
         for var channel in snapshot.channels {
-            channel.messageIndex = [:]
-            channel.messageIndex.reserveCapacity(channel.messages.count)
-            for (index, message) in channel.messages.enumerated() {
-                channel.messageIndex[message.id] = index
-            }
             channel.rebuildDerivedLists()
             channel.orderMembersByJoinTime()
             // A restored engine has no connection open yet, so nobody watches (a snapshot of a live

@@ -39,14 +39,14 @@ public struct MessagePagination: Sendable, Hashable {
         self.cursor = cursor
     }
 
-    /// The page of `positions` (ascending indices into `messages`, whose times increase with their
-    /// index) this pagination selects, oldest first. An id cursor must name a message of the list:
+    /// The page of `positions` (ascending positions in `messages`, whose times increase with their
+    /// position) this pagination selects, oldest first. An id cursor must name a message of the list:
     /// otherwise `invalid_argument` naming the field (`messages.id_lt: ...` with `prefix` "messages.").
-    public func page(of positions: [Int], in messages: [Message], index: [String: Int], prefix: String = "") throws(ReceiptsError) -> ArraySlice<Int> {
+    public func page(of positions: [Int], in messages: MessageLog, prefix: String = "") throws(ReceiptsError) -> ArraySlice<Int> {
         let count = positions.count
         guard let cursor else { return positions.suffix(limit) }
         func place(of id: String) throws(ReceiptsError) -> Int {
-            guard let position = index[id] else {
+            guard let position = messages.position(of: id) else {
                 throw .invalidArgument("\(prefix)\(cursor.field): message \(id) does not exist")
             }
             let k = lowerBound(positions) { $0 < position }
@@ -55,8 +55,8 @@ public struct MessagePagination: Sendable, Hashable {
             }
             return k
         }
-        func before(_ time: Timestamp) -> Int { lowerBound(positions) { messages[$0].createdAt < time } }
-        func atOrBefore(_ time: Timestamp) -> Int { lowerBound(positions) { messages[$0].createdAt <= time } }
+        func before(_ time: Timestamp) -> Int { lowerBound(positions) { messages.createdAt(at: $0) < time } }
+        func atOrBefore(_ time: Timestamp) -> Int { lowerBound(positions) { messages.createdAt(at: $0) <= time } }
         switch cursor {
         case .idLT(let id): return older(than: try place(of: id), in: positions)
         case .idLTE(let id): return older(than: try place(of: id) + 1, in: positions)

@@ -10,7 +10,8 @@ public struct MessageReceipts: Sendable, Hashable {
         }
     }
 
-    public var message: Message
+    /// The message's id.
+    public var messageID: String
     /// Members whose read pointer is past the message now, earliest first.
     public var readBy: [Entry]
     /// Members it was delivered to who have not read it, earliest first.
@@ -21,8 +22,8 @@ public struct MessageReceipts: Sendable, Hashable {
     /// How many members have it delivered, read or not (the double check when above zero).
     public var deliveredCount: Int { readBy.count + deliveredTo.count }
 
-    public init(message: Message, readBy: [Entry], deliveredTo: [Entry]) {
-        self.message = message
+    public init(messageID: String, readBy: [Entry], deliveredTo: [Entry]) {
+        self.messageID = messageID
         self.readBy = readBy
         self.deliveredTo = deliveredTo
     }

@@ -59,14 +59,14 @@ extension RESTAPI {
             return service.submit(.watch(connectionID: watchConnection, cid: cid))
         }
         .flatMap { _ in
-            service.readChannelStates { engine, fragments in
+            service.readChannelStates { engine, fragments, archived in
                 // Checked again where the answer is read: the channel may have been created meanwhile
                 // by another caller, without this user (creation and this check are not one step).
                 if case .user(let user) = caller, engine.channels[cid]?.members[user] == nil {
                     throw WireError.forbidden("\(user) is not a member of \(cid)")
                 }
                 return try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messages: messages,
-                                                   watcherCount: service.clusterWatcherCount(cid), fragments: &fragments)
+                                                   watcherCount: service.clusterWatcherCount(cid), fragments: &fragments, archived: archived)
             }
         }
     }
@@ -151,9 +151,9 @@ extension RESTAPI {
             return EventLoopFuture.whenAllSucceed(watches, on: service.engineLoop).map { _ in cids }
         }
         .flatMap { cids in
-            service.readChannelStates { engine, fragments in
+            service.readChannelStates { engine, fragments, archived in
                 try RESTResultJSON.channelStates(cids, engine: engine, viewer: viewer, messageLimit: messageLimit,
-                                                 watcherCount: service.clusterWatcherCount, fragments: &fragments)
+                                                 watcherCount: service.clusterWatcherCount, fragments: &fragments, archived: archived)
             }
         }
     }
@@ -211,7 +211,7 @@ extension RESTAPI {
             guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
             return cid
         }
-        return service.read { engine in
+        return service.readChannelStates { engine, _, archived in
             // Message ids are unique within a channel: the parent's channel is the one of those holding
             // it that the caller may read (or `?cid=`).
             var candidates = engine.channels(holdingMessage: parentID)
@@ -226,13 +226,13 @@ extension RESTAPI {
                 throw WireError.invalid("message \(parentID) stands in several channels (\(candidates.map(\.description).joined(separator: ", "))); name one with ?cid=")
             }
             guard let cid = candidates.first, let channel = engine.channels[cid],
-                  let index = channel.messageIndex[parentID] else { throw ReceiptsError.unknownMessage(parentID) }
-            guard channel.messages[index].parentID == nil else {
+                  let index = channel.messages.position(of: parentID) else { throw ReceiptsError.unknownMessage(parentID) }
+            guard !channel.messages.isReply(at: index) else {
                 throw WireError.invalid("parent_id \(parentID) is itself a reply; threads do not nest")
             }
             let positions = channel.threads[parentID]?.replyPositions ?? []
-            let page = try pagination.page(of: positions, in: channel.messages, index: channel.messageIndex)
-            return RESTResultJSON.messages(page, of: channel, engine: engine)
+            let page = try pagination.page(of: positions, in: channel.messages)
+            return try RESTResultJSON.messages(page, of: channel, engine: engine, archived: archived)
         }
     }
 }

@@ -260,10 +260,10 @@ final class GatewayConnection: WebSocketApplication, EventSink {
         let service = gateway.service
         service.watch(connectionID: connectionID, userID: userID, cid: cid, resumingAfter: lastSeq, maxResumeEvents: gateway.limits.maxResumeEvents)
             .flatMap { resume in
-                service.readChannelStates { engine, fragments in
+                service.readChannelStates { engine, fragments, archived in
                     GatewaySession.WatchAnswer(
                         state: try ResultJSON.channelState(engine: engine, cid: cid, viewer: userID, watcherCount: service.clusterWatcherCount(cid),
-                                                           fragments: &fragments),
+                                                           fragments: &fragments, archived: archived),
                         counts: engine.counts(for: userID), resume: resume)
                 }
             }

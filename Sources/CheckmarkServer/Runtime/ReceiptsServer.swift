@@ -79,7 +79,8 @@ package final class ReceiptsServer: Sendable {
                 store: store, engineLoop: engineGroup.next(), metrics: metrics, logger: logger,
                 maxWatchedChannelsPerConnection: configuration.gateway.maxWatchedChannelsPerConnection,
                 maxConnectionsPerUser: configuration.gateway.maxConnectionsPerUser,
-                maxUserProfileBytes: configuration.maxUserProfileBytes, channelStateCacheBytes: configuration.channelStateCacheBytes,
+                maxUserProfileBytes: configuration.maxUserProfileBytes, messageWindow: configuration.messageWindow,
+                channelStateCacheBytes: configuration.channelStateCacheBytes,
                 compression: compression,
                 recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) })

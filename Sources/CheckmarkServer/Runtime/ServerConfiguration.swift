@@ -54,6 +54,8 @@ package struct ServerConfiguration: Sendable {
     package var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
     /// Bytes of channel states' member, read-state and message lists kept encoded between watches; 0 keeps none.
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
+    /// `message_window`: texts of each channel's newest messages held in memory (``MessageLog``).
+    package var messageWindow = ReceiptsEngine.defaultMessageWindow
     /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
     package var sqliteCheckpoints = SQLiteCheckpointPolicy()
     /// Bytes of the embedded database's page cache (`sqlite_cache`), at most ``SQLiteStore/maxCacheBytes``.
@@ -123,7 +125,7 @@ package struct ServerConfiguration: Sendable {
             ("max_pipelined_bytes", maxPipelinedBytes), ("accept_backoff", acceptBackoffMilliseconds),
             ("refusal_log_lines_per_second", refusalLogLinesPerSecond),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
-            ("shutdown_timeout", shutdownTimeoutSeconds),
+            ("shutdown_timeout", shutdownTimeoutSeconds), ("message_window", messageWindow),
         ] where value <= 0 {
             problems.append((key, "\(key) must be positive, not \(value)"))
         }

@@ -72,6 +72,8 @@ package final class ReceiptsService: Sendable {
         var channelSeqs: [ChannelCID: Int64]
         var sequencer: Sequencer
         var footprint = StateFootprint()
+        /// The message counts per channel the cycle's batch stores (a cluster node's, until it commits).
+        var cycleStoredMessages: [ChannelCID: Int] = [:]
         /// This node's open connections, at their handles' slots.
         var connections: [OpenConnection] = []
         /// Channel states' lists kept encoded for the next watch or query of the same channel.
@@ -82,9 +84,12 @@ package final class ReceiptsService: Sendable {
         var drained: [EventLoopPromise<Void>] = []
 
         init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
-             maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int) {
+             maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
+             channelStateCacheBytes: Int) {
             fragments = ChannelStateFragments(budgetBytes: channelStateCacheBytes)
             engine = ReceiptsEngine(restoring: stored.snapshot)
+            engine.messageWindow = messageWindow
+            engine.markAllMessagesDurable()
             engine.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
             engine.maxConnectionsPerUser = maxConnectionsPerUser
             engine.maxUserProfileBytes = maxUserProfileBytes
@@ -99,11 +104,13 @@ package final class ReceiptsService: Sendable {
     /// Loads the state from `store` and starts serving on `engineLoop`. `maxWatchedChannelsPerConnection`
     /// bounds the watches of one connection however they come (socket or REST), `maxConnectionsPerUser`
     /// the connections one user has open on this node; `channelStateCacheBytes`
-    /// bounds the channel-state lists kept encoded (``ChannelStateFragments``).
+    /// bounds the channel-state lists kept encoded (``ChannelStateFragments``); `messageWindow` is
+    /// how many of each channel's newest messages keep their texts in memory (``MessageLog``).
     package static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
         maxWatchedChannelsPerConnection: Int = .max, maxConnectionsPerUser: Int = .max,
         maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
+        messageWindow: Int = ReceiptsEngine.defaultMessageWindow,
         channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
@@ -111,12 +118,12 @@ package final class ReceiptsService: Sendable {
     ) async throws -> ReceiptsService {
         let writer = NIOThreadPool(numberOfThreads: 1)
         writer.start()
-        let stored = try await writer.runIfActive { try store.load() }
+        let stored = try await writer.runIfActive { try store.load(messageWindow: messageWindow) }
         let service = try await engineLoop.submit {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, stored: stored,
                 maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
-                maxUserProfileBytes: maxUserProfileBytes,
+                maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
                 channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
                 logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
@@ -127,8 +134,8 @@ package final class ReceiptsService: Sendable {
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,
-                 maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, channelStateCacheBytes: Int,
-                 metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
+                 maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
+                 channelStateCacheBytes: Int, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void) {
         let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -154,7 +161,7 @@ package final class ReceiptsService: Sendable {
         self.state = NIOLoopBoundBox(State(
             stored, mode: cluster == nil ? .local : .cluster, tracer: CommandTracer(recorder: recorder, logger: logger),
             maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
-                maxUserProfileBytes: maxUserProfileBytes,
+            maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
             channelStateCacheBytes: channelStateCacheBytes),
             eventLoop: engineLoop)
         self.metrics = metrics
@@ -203,21 +210,40 @@ package final class ReceiptsService: Sendable {
     /// the commit of a command before it fails, the read fails too (`storage_unavailable`): what it
     /// saw was never durable and is never served.
     package func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
-        readChannelStates { engine, _ in try body(engine) }
+        readChannelStates { engine, _, _ in try body(engine) }
     }
 
+    /// How many times a read goes back to storage for archived texts before it gives up (each time
+    /// for those a newer state of the page needs: messages only ever come after the ones read).
+    static let archivedTextReads = 3
+
     /// Reads as ``read(_:)`` does, with the lists of channel states kept encoded
-    /// (``ChannelStateFragments``) for `body` to write channel states with.
+    /// (``ChannelStateFragments``) for `body` to write channel states with, and the archived texts
+    /// its pages need (``ArchivedTexts``): when `body` throws ``ArchivedTexts/Missing``, they are read
+    /// from storage on the journal reader's thread (not the engine loop) and `body` runs again, in
+    /// order with the commands as it would have. Storage that cannot give them back fails the read
+    /// (`storage_unavailable`).
     package func readChannelStates<T: Sendable>(
-        _ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments) throws -> T
+        _ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T
     ) -> EventLoopFuture<T> {
         let promise = engineLoop.makePromise(of: T.self)
+        read(body, archived: ArchivedTexts(), attempts: Self.archivedTextReads, promise: promise)
+        return promise.futureResult
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T,
+                                   archived: ArchivedTexts, attempts: Int, promise: EventLoopPromise<T>) {
         engineLoop.execute {
             self.schedule(changesState: false) {
                 let state = self.state.value
                 // After a failed commit the engine holds what never became durable: nothing is read from it.
                 if let failed = state.sequencer.failure { return promise.fail(ServiceError.storage(failed)) }
-                let value = Result { try body(state.engine, &state.fragments) }
+                let value = Result { try body(state.engine, &state.fragments, archived) }
+                if case .failure(let missing as ArchivedTexts.Missing) = value {
+                    return self.readArchived(missing, into: archived, attempts: attempts, promise: promise) { archived, attempts in
+                        self.read(body, archived: archived, attempts: attempts, promise: promise)
+                    }
+                }
                 self.carryOut(state.sequencer.applied(entry: nil, events: [], token: Completion(complete: { outcome in
                     switch outcome {
                     case .success: promise.completeWith(value)
@@ -226,7 +252,30 @@ package final class ReceiptsService: Sendable {
                 }, outcome: .success(.unchanged))))
             }
         }
-        return promise.futureResult
+    }
+
+    /// Reads the texts `missing` names on the journal reader's thread, then (on the engine loop)
+    /// hands `archived` with them to `next`; fails `promise` when storage cannot give them all back
+    /// or `attempts` are spent.
+    private func readArchived<T>(_ missing: ArchivedTexts.Missing, into archived: ArchivedTexts, attempts: Int,
+                                 promise: EventLoopPromise<T>, next: @escaping (ArchivedTexts, Int) -> Void) {
+        guard attempts > 0 else {
+            return promise.fail(ServiceError.storage(.unavailable(reason: "archived messages of \(missing.cid) kept moving out of reach")))
+        }
+        let store = self.store
+        journalReader.runIfActive(eventLoop: engineLoop) { try store.archivedTexts(missing.cid, positions: missing.positions) }
+            .assumeIsolated().whenComplete { result in
+                switch result {
+                case .success(let texts) where texts.count == missing.positions.count:
+                    var archived = archived
+                    for (position, text) in texts { archived.insert(text, of: missing.cid, at: position) }
+                    next(archived, attempts - 1)
+                case .success:
+                    promise.fail(ServiceError.storage(.unavailable(reason: "archived messages of \(missing.cid) are missing from storage")))
+                case .failure(let error):
+                    promise.fail(ServiceError.storage((error as? StorageError) ?? .unavailable(reason: "\(error)")))
+                }
+            }
     }
 
     /// Makes a connection of `userID` watch `cid` (as ``submit(_:sink:)`` with `.watch`). With
@@ -280,7 +329,8 @@ package final class ReceiptsService: Sendable {
     /// Applies `command` to the engine now (on the engine loop) and hands the result to the
     /// sequencer; `complete` is called when it releases it. Refused at once after a storage failure
     /// and, except disconnects, while draining.
-    func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
+    func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, recalled: Bool = false,
+               complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
         let state = state.value
         if let refusal = state.sequencer.admission(isDisconnect: Self.isDisconnect(command)) {
             complete(.failure(refusal))
@@ -290,6 +340,27 @@ package final class ReceiptsService: Sendable {
         let closing = closingConnection(command)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
+        case .failure(.archivedText(let cid, let position)) where !recalled:
+            // Not a refusal: the command needs an archived text (a thread's title). Read off the engine
+            // loop, then the command is applied again in the order of what comes then.
+            let store = self.store
+            journalReader.runIfActive(eventLoop: engineLoop) { try store.archivedTexts(cid, positions: [position]) }
+                .assumeIsolated().whenComplete { result in
+                    let text: String
+                    switch result {
+                    case .success(let texts):
+                        guard let found = texts[position] else {
+                            return complete(.failure(.storage(.unavailable(reason: "message \(position) of \(cid) is missing from storage"))))
+                        }
+                        text = found
+                    case .failure(let error):
+                        return complete(.failure(.storage((error as? StorageError) ?? .unavailable(reason: "\(error)"))))
+                    }
+                    self.state.value.engine.recallText(text, of: cid, at: position)
+                    self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
+                        self.apply(command, sink: sink, recalled: true, complete: complete)
+                    }
+                }
         case .failure(let error):
             metrics.rejected(error)
             carryOut(state.sequencer.applied(entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.rejected(error)))))
@@ -457,13 +528,16 @@ package final class ReceiptsService: Sendable {
         }
     }
 
-    /// A single node's batch: one transaction on the writer thread.
+    /// A single node's batch: one transaction on the writer thread. Once durable, its messages' texts
+    /// may leave memory (``ReceiptsEngine/markMessagesDurable(_:)``).
     private func write(_ batch: CommitBatch) {
         let started = NIODeadline.now()
         let count = batch.entries.count
+        let stored = batch.storedMessageCounts
         local.commit(batch).whenComplete { result in
             switch result {
             case .success:
+                if !stored.isEmpty { self.state.value.engine.markMessagesDurable(stored) }
                 self.metrics.committed(batchSize: count, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
                 self.carryOut(self.state.value.sequencer.batchCommitted())
             case .failure(let error):
@@ -487,14 +561,19 @@ package final class ReceiptsService: Sendable {
     func runCycle(_ others: [JournalEntry]) throws -> CommitBatch {
         try applyCommitted(others)
         for work in state.value.sequencer.takeCycleWork() { work() }
-        return makeBatch(state.value.sequencer.cycleApplied())
+        let batch = makeBatch(state.value.sequencer.cycleApplied())
+        state.value.cycleStoredMessages = batch.storedMessageCounts
+        return batch
     }
 
     /// The cycle ended: committed (nil) or failed with `error`.
     func cycleEnded(_ error: StorageError?) {
+        let stored = state.value.cycleStoredMessages
+        state.value.cycleStoredMessages = [:]
         if let error {
             carryOut(state.value.sequencer.batchFailed(error))
         } else {
+            if !stored.isEmpty { state.value.engine.markMessagesDurable(stored) }
             carryOut(state.value.sequencer.batchCommitted())
         }
     }
@@ -516,10 +595,24 @@ package final class ReceiptsService: Sendable {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
             }
             cluster?.notePresenceChange(entry.command, engine: state.engine)
-            switch state.engine.apply(entry.command, at: entry.at) {
+            var applied = state.engine.apply(entry.command, at: entry.at)
+            if case .failure(.archivedText(let cid, let position)) = applied {
+                // A thread's title this node had archived: read back at once (the cycle cannot go on
+                // without it; one indexed row, once per thread).
+                guard let text = try? store.archivedTexts(cid, positions: [position])[position] else {
+                    throw Divergence(description: "journal entry \(entry.seq) needs message \(position) of \(cid), which storage could not give back")
+                }
+                state.engine.recallText(text, of: cid, at: position)
+                applied = state.engine.apply(entry.command, at: entry.at)
+            }
+            switch applied {
             case .failure(let error):
                 throw Divergence(description: "journal entry \(entry.seq) (\(CommandCodec.op(entry.command))) was refused here: \(error)")
             case .success(let outcome):
+                if case .message(let message) = outcome.result, let count = state.engine.channels[message.cid]?.messages.count {
+                    // Another node stored it with its entry.
+                    state.engine.markMessagesDurable([message.cid: count])
+                }
                 let shared = share(outcome, of: entry.command)
                 _ = journal(entry.command, shared)
                 events.append(contentsOf: shared)

@@ -234,13 +234,13 @@ package final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Loading
 
-    package func load() throws(StorageError) -> StoredState {
+    package func load(messageWindow: Int) throws(StorageError) -> StoredState {
         try checkOpen()
         do {
             // One snapshot: other nodes may be committing meanwhile.
             try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? run("COMMIT") }
-            return try loadRows()
+            return try loadRows(messageWindow: messageWindow)
         } catch let error as StorageError {
             throw error
         } catch {
@@ -248,14 +248,21 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    private func loadRows() throws -> StoredState {
+    private func loadRows(messageWindow: Int) throws -> StoredState {
         func load<Row>(_ table: TableDescription<Row>, _ clauses: String? = nil) throws -> [Row] {
             try PostgresTableBinder(table).decode(run(table.select(clauses)))
         }
-        var rows = StoredStateAssembly(path: location.description)
+        var rows = StoredStateAssembly(path: location.description, messageWindow: messageWindow)
         rows.users = try load(StateTables.users, "ORDER BY id")
         rows.channelTypes = try load(StateTables.channelTypes, "ORDER BY name")
-        let messages = try load(StateTables.messages, "ORDER BY cid, position")
+        // Archived texts are not sent: "" in their place (the assembly archives the same ones).
+        let table = StateTables.messages
+        let window = Int64(clamping: messageWindow)
+        let columns = table.columns.map {
+            $0.name == "text" ? "CASE WHEN position > max(position) OVER (PARTITION BY cid) - \(window) THEN text ELSE '' END AS text" : $0.name
+        }
+        let messages = try PostgresTableBinder(table).decode(run(
+            "SELECT \(columns.joined(separator: ", ")) FROM \(table.name) ORDER BY cid, position"))
         var counts: [ChannelCID: Int] = [:]
         for (_, message) in messages { counts[message.cid, default: 0] += 1 }
         rows.setChannels(try load(StateTables.channels), messageCounts: counts)
@@ -415,6 +422,27 @@ package final class PostgresStore: SharedReceiptsStore {
             return try PostgresTableBinder(events).decode(rows).map(\.event)
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
+        }
+    }
+
+    package func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
+        try checkOpen()
+        guard !positions.isEmpty else { return [:] }
+        do {
+            var binds = PostgresBindings()
+            binds.append(cid.description)
+            binds.append(positions.map { Int64($0) })
+            let query = PostgresQuery(unsafeSQL: "SELECT position, text FROM messages WHERE cid = $1 AND position = ANY($2)", binds: binds)
+            let connection = try journalReader()
+            let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
+            var texts: [Int: String] = [:]
+            for row in rows {
+                let (position, text) = try row.decode((Int64, String).self)
+                texts[Int(position)] = text
+            }
+            return texts
+        } catch {
+            throw .unavailable(reason: "reading archived messages: \(Self.describe(error))")
         }
     }
 

@@ -166,11 +166,11 @@ package final class SQLiteStore: ReceiptsStore {
 
     // MARK: Loading
 
-    package func load() throws(StorageError) -> StoredState {
+    package func load(messageWindow: Int) throws(StorageError) -> StoredState {
         try checkOpen()
         do {
             return try passLedger.withLock { ledger in
-                let state = try queue.read { db in try Self.load(db) }
+                let state = try queue.read { db in try Self.load(db, messageWindow: messageWindow) }
                 if ledger == nil { ledger = SQLitePassLedger(loaded: state.snapshot.channels) }
                 return state
             }
@@ -179,8 +179,8 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    private static func load(_ db: Database) throws -> StoredState {
-        var rows = StoredStateAssembly(path: "")
+    private static func load(_ db: Database, messageWindow: Int) throws -> StoredState {
+        var rows = StoredStateAssembly(path: "", messageWindow: messageWindow)
         rows.users = try SQLiteTableBinder(StateTables.users).load(db)
         rows.channelTypes = try SQLiteTableBinder(StateTables.channelTypes).load(db)
         let channels = try SQLiteTableBinder(StateTables.channels).load(db)
@@ -201,7 +201,8 @@ package final class SQLiteStore: ReceiptsStore {
     }
 
     /// Streams `messages` into their channels: a loaded message is held once, not also as a row. Read
-    /// column by column (a row per message is most of a start-up), as ``StateTables/messages`` decodes.
+    /// column by column (a row per message is most of a start-up), as ``StateTables/messages`` decodes;
+    /// archived texts are not read.
     private static func loadMessages(_ db: Database, into rows: inout StoredStateAssembly) throws {
         let table = StateTables.messages
         let names = table.columns.map(\.name)
@@ -209,11 +210,13 @@ package final class SQLiteStore: ReceiptsStore {
         let (cid, position, id, user, text, type) = (column("cid"), column("position"), column("id"), column("user_id"), column("text"), column("type"))
         let (createdAt, parent, shown, silent) = (column("created_at"), column("parent_id"), column("show_in_channel"), column("silent"))
         try SQLiteRowReader.forEach(db, sql: table.select("ORDER BY cid, position")) { row in
+            let messageCID = try row.cid(cid)
+            let at = Int(row.integer(position))
             let message = Message(
-                id: row.text(id), cid: try row.cid(cid), userID: row.text(user), text: row.text(text),
+                id: row.text(id), cid: messageCID, userID: row.text(user), text: rows.holdsText(of: messageCID, at: at) ? row.text(text) : "",
                 kind: Message.Kind(rawValue: row.text(type)) ?? .regular, createdAt: Timestamp(rawValue: row.integer(createdAt)),
                 parentID: row.optionalText(parent), showInChannel: row.boolean(shown), silent: row.boolean(silent))
-            try rows.appendMessage(message, at: Int(row.integer(position)))
+            try rows.appendMessage(message, at: at)
         }
     }
 
@@ -437,6 +440,29 @@ package final class SQLiteStore: ReceiptsStore {
                     return true
                 }
                 return events
+            }
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+    }
+
+    package func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
+        try checkOpen()
+        guard !positions.isEmpty else { return [:] }
+        do {
+            return try reader.read { db in
+                var texts: [Int: String] = [:]
+                // At most SQLite's bound-variable limit a statement: pages are far smaller.
+                for chunk in stride(from: 0, to: positions.count, by: 500) {
+                    let part = positions[chunk..<min(positions.count, chunk + 500)]
+                    let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+                    var arguments: [any DatabaseValueConvertible] = [cid.description]
+                    arguments += part.map { Int64($0) }
+                    let rows = try Row.fetchAll(db, sql: "SELECT position, text FROM messages WHERE cid = ? AND position IN (\(marks))",
+                                                arguments: StatementArguments(arguments))
+                    for row in rows { texts[Int(row["position"] as Int64)] = row["text"] as String }
+                }
+                return texts
             }
         } catch {
             throw .unavailable(reason: "\(error)")

@@ -14,14 +14,19 @@ struct StoredStateAssembly {
     private var byCID: [ChannelCID: Channel] = [:]
     /// Where the rows come from, for errors.
     let path: String
+    /// Texts held of each channel's newest messages; older ones are archived.
+    let messageWindow: Int
+    private var messageCounts: [ChannelCID: Int] = [:]
 
-    init(path: String) {
+    init(path: String, messageWindow: Int = .max) {
         self.path = path
+        self.messageWindow = messageWindow
     }
 
-    /// Sets the channels, before any message. `messageCounts` (by cid, when known) sizes each
-    /// channel's message list once instead of growing it by doubling.
-    mutating func setChannels(_ channels: [Channel], messageCounts: [ChannelCID: Int] = [:]) {
+    /// Sets the channels, before any message. `messageCounts` (by cid; a channel missing has none)
+    /// sizes each channel's message list once and says which texts are archived.
+    mutating func setChannels(_ channels: [Channel], messageCounts: [ChannelCID: Int]) {
+        self.messageCounts = messageCounts
         byCID = [:]
         byCID.reserveCapacity(channels.count)
         for var channel in channels {
@@ -30,21 +35,29 @@ struct StoredStateAssembly {
         }
     }
 
-    /// Appends the next message of its channel, at `position`. It shares its channel's cid instead of
-    /// keeping a copy.
+    /// Whether the message at `position` of `cid` is among the channel's newest ``messageWindow``,
+    /// whose texts are held (a loader need not read the others').
+    func holdsText(of cid: ChannelCID, at position: Int) -> Bool {
+        position >= (messageCounts[cid] ?? 0) - messageWindow
+    }
+
+    /// Appends the next message of its channel, at `position`; its text is dropped unless
+    /// ``holdsText(of:at:)``. It shares its channel's cid instead of keeping a copy.
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for a message of no channel, or out of place.
     mutating func appendMessage(_ message: consuming Message, at position: Int) throws(StorageError) {
         guard let index = byCID.index(forKey: message.cid) else { throw .corrupt(path: path, reason: "message of unknown channel \(message.cid)") }
-        try Self.append(message, at: position, to: &byCID.values[index], path: path)
+        let holding = holdsText(of: message.cid, at: position)
+        try Self.append(message, at: position, holdingText: holding, to: &byCID.values[index], path: path)
     }
 
     /// Appends in place (not through a copy of the channel).
-    private static func append(_ message: consuming Message, at position: Int, to channel: inout Channel, path: String) throws(StorageError) {
+    private static func append(_ message: consuming Message, at position: Int, holdingText: Bool, to channel: inout Channel,
+                               path: String) throws(StorageError) {
         guard position == channel.messages.count else {
             throw .corrupt(path: path, reason: "messages of \(channel.cid) have a gap at position \(position)")
         }
         message.cid = channel.cid
-        channel.messages.append(message)
+        channel.messages.appendStored(message, holdingText: holdingText)
     }
 
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.

@@ -31,6 +31,8 @@ package struct WireError: Error, Sendable, Hashable {
             self.init(code: error.code, message: error.description, httpStatus: 429, streamCode: 9)
         case .messageTooOld, .invalidArgument:
             self.init(code: error.code, message: error.description, httpStatus: 400, streamCode: 4)
+        case .archivedText:
+            self.init(code: error.code, message: error.description, httpStatus: 503, streamCode: -1)
         }
     }
 

@@ -24,26 +24,30 @@ package enum RESTResultJSON {
     /// gives each channel's (cluster-wide) watcher count.
     /// - Throws: what ``ResultJSON/writeChannelState(engine:cid:viewer:messages:watcherCount:fragments:into:)`` throws.
     package static func channelStates(_ cids: [ChannelCID], engine: ReceiptsEngine, viewer: String, messageLimit: Int,
-                                      watcherCount: (ChannelCID) -> Int, fragments: inout ChannelStateFragments) throws -> [UInt8] {
+                                      watcherCount: (ChannelCID) -> Int, fragments: inout ChannelStateFragments,
+                                      archived: ArchivedTexts = ArchivedTexts()) throws -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.key("channels")
         w.beginArray()
         for cid in cids {
             try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: MessagePagination(limit: messageLimit),
-                                             watcherCount: watcherCount(cid), fragments: &fragments, into: &w)
+                                             watcherCount: watcherCount(cid), fragments: &fragments, archived: archived, into: &w)
         }
         w.endArray()
         w.endObject()
         return w.bytes
     }
 
-    /// `{"messages": [...]}`: a page of a thread's replies (`positions` into the channel's messages).
-    package static func messages(_ positions: some Sequence<Int>, of channel: Channel, engine: ReceiptsEngine) -> [UInt8] {
+    /// `{"messages": [...]}`: a page of a thread's replies (`positions` into the channel's messages),
+    /// archived texts from `archived`.
+    /// - Throws: ``ArchivedTexts/Missing`` for archived texts `archived` lacks.
+    package static func messages(_ positions: ArraySlice<Int>, of channel: Channel, engine: ReceiptsEngine,
+                                 archived: ArchivedTexts) throws(ArchivedTexts.Missing) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.key("messages")
-        ResultJSON.writeMessages(positions, of: channel, engine: engine, into: &w)
+        try ResultJSON.writeMessages(positions, of: channel, engine: engine, archived: archived, into: &w)
         w.endObject()
         return w.bytes
     }

@@ -29,17 +29,19 @@ public enum ResultJSON {
     /// `watcherCount`: the whole cluster's (``ReceiptsService/clusterWatcherCount(_:)``); the engine's
     /// own count when nil. A paging cursor naming no message of the channel is `invalid_argument`.
     /// `fragments` keeps the channel's lists encoded for the next state of it; the bytes are the same
-    /// with or without it.
+    /// with or without it. Messages whose texts are archived are written with `archived`'s; a page
+    /// needing one it lacks throws ``ArchivedTexts/Missing`` (read them, and write again).
     public static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
                                     messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
-                                    watcherCount: Int? = nil, fragments: inout ChannelStateFragments) throws -> [UInt8] {
+                                    watcherCount: Int? = nil, fragments: inout ChannelStateFragments,
+                                    archived: ArchivedTexts = ArchivedTexts()) throws -> [UInt8] {
         var w = JSONWriter(capacity: 0)
         try writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: messages, watcherCount: watcherCount,
-                              fragments: &fragments, into: &w)
+                              fragments: &fragments, archived: archived, into: &w)
         return w.bytes
     }
 
-    /// ``channelState(engine:cid:viewer:messages:watcherCount:fragments:)`` with nothing kept.
+    /// ``channelState(engine:cid:viewer:messages:watcherCount:fragments:archived:)`` with nothing kept.
     package static func channelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String,
                                      messages: MessagePagination = MessagePagination(limit: defaultMessageLimit),
                                      watcherCount: Int? = nil) throws -> [UInt8] {
@@ -48,13 +50,14 @@ public enum ResultJSON {
                                 fragments: &nothingKept)
     }
 
-    /// Writes ``channelState(engine:cid:viewer:messages:watcherCount:fragments:)`` into `w`.
+    /// Writes ``channelState(engine:cid:viewer:messages:watcherCount:fragments:archived:)`` into `w`.
     package static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messages pagination: MessagePagination,
                                           watcherCount: Int? = nil, fragments: inout ChannelStateFragments,
-                                          into w: inout JSONWriter) throws {
+                                          archived: ArchivedTexts = ArchivedTexts(), into w: inout JSONWriter) throws {
         guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
-        let page = try pagination.page(of: channel.channelMessagePositions, in: channel.messages, index: channel.messageIndex,
-                                       prefix: "messages.")
+        let page = try pagination.page(of: channel.channelMessagePositions, in: channel.messages, prefix: "messages.")
+        // Before anything is written: all the page's archived texts are read in one go.
+        try archived.require(page, of: channel.messages)
         var lists = fragments.take(cid)
         defer { fragments.keep(lists, for: cid) }
         lists.members.update(to: ListedMember.listed(in: channel, engine: engine))
@@ -62,7 +65,9 @@ public enum ResultJSON {
         // written in its place.
         let (listedReads, ownPlace) = engine.readStateListing(of: channel, viewer: viewer)
         lists.reads.update(to: listedReads.map { ListedReadState(userID: $0, view: engine.view(of: $0, in: channel, viewer: "")) })
-        lists.messages.update(to: page.map { ListedMessage(at: $0, of: channel, engine: engine) })
+        lists.messages.update(to: try page.map { position throws(ArchivedTexts.Missing) in
+            try ListedMessage(at: position, of: channel, engine: engine, archived: archived)
+        })
 
         // The lists and about 2 KB for the rest, reserved at once.
         w.reserveCapacity(lists.members.bytes.count + lists.reads.bytes.count + lists.messages.bytes.count + 2048)
@@ -96,10 +101,14 @@ public enum ResultJSON {
         w.endObject()
     }
 
-    /// The messages at `positions` of `channel`, each with its author and its thread's reply count.
-    package static func writeMessages(_ positions: some Sequence<Int>, of channel: Channel, engine: ReceiptsEngine, into w: inout JSONWriter) {
+    /// The messages at `positions` of `channel`, each with its author and its thread's reply count;
+    /// archived texts from `archived`.
+    /// - Throws: ``ArchivedTexts/Missing`` for archived texts `archived` lacks (nothing is written).
+    package static func writeMessages(_ positions: ArraySlice<Int>, of channel: Channel, engine: ReceiptsEngine,
+                                      archived: ArchivedTexts, into w: inout JSONWriter) throws(ArchivedTexts.Missing) {
+        try archived.require(positions, of: channel.messages)
         w.beginArray()
-        for position in positions { ListedMessage(at: position, of: channel, engine: engine).encode(into: &w) }
+        for position in positions { try ListedMessage(at: position, of: channel, engine: engine, archived: archived).encode(into: &w) }
         w.endArray()
     }
 

@@ -7,9 +7,14 @@ struct ListedMessage: EncodedListEntry {
     var sender: User?
     var replyCount: Int
 
-    /// The message at `position` of `channel`, with its author as the engine knows them.
-    init(at position: Int, of channel: Channel, engine: ReceiptsEngine) {
-        message = channel.messages[position]
+    /// The message at `position` of `channel`, with its author as the engine knows them; an archived
+    /// text from `archived`.
+    /// - Throws: ``ArchivedTexts/Missing`` when the text is archived and not in `archived`.
+    init(at position: Int, of channel: Channel, engine: ReceiptsEngine, archived: ArchivedTexts) throws(ArchivedTexts.Missing) {
+        guard let message = archived.message(at: position, of: channel.messages) else {
+            throw ArchivedTexts.Missing(cid: channel.cid, positions: [position])
+        }
+        self.message = message
         sender = engine.users[message.userID]
         replyCount = channel.threads[message.id]?.replyPositions.count ?? 0
     }

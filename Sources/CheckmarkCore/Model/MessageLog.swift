@@ -1,0 +1,195 @@
+/// A channel's messages, channel messages and thread replies, in `createdAt` order (a message's
+/// position is its index). For every message it holds what the rules need: id, author, time and
+/// kind. The text, the one field of any size, it holds only for the newest messages (the window)
+/// and for messages whose storage has not confirmed them yet: an older text is archived, read back
+/// from storage when a page or a thread's title asks for it (``text(at:)`` is nil for it, and
+/// ``message(at:)`` too).
+///
+/// Contract: a text is archived only by ``markDurable(count:keepingNewest:)``, and only below the
+/// count storage confirmed, so that storage always has what memory dropped.
+public struct MessageLog: Sendable {
+    /// The channel all messages belong to.
+    public var cid: ChannelCID
+    private var ids: [String] = []
+    private var times: [Timestamp] = []
+    private var authorRefs: [UInt32] = []
+    private var flags: [Flags] = []
+    /// Each message's text; "" where it is archived (``Flags/archived``).
+    private var texts: [String] = []
+    /// Authors, each once, by the reference ``authorRefs`` hold.
+    private var authorNames: [String] = []
+    private var authorRefByName: [String: UInt32] = [:]
+    /// The parent message id of each reply, by the reply's position (replies only).
+    private var parentIDs: [Int: String] = [:]
+    private var positionsByID: [String: Int] = [:]
+    /// Archived texts read back from storage for a thread's title (``recall(_:at:)``), by position.
+    private var recalledTexts: [Int: String] = [:]
+    /// Messages storage confirmed: positions below this one.
+    public private(set) var durableCount = 0
+    /// Positions below this one were looked at for archiving.
+    private var archivedThrough = 0
+
+    private struct Flags: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let reply = Flags(rawValue: 1)
+        static let showInChannel = Flags(rawValue: 2)
+        static let silent = Flags(rawValue: 4)
+        static let system = Flags(rawValue: 8)
+        static let archived = Flags(rawValue: 16)
+
+        init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        init(_ message: Message) {
+            var flags: Flags = []
+            if message.parentID != nil { flags.insert(.reply) }
+            if message.showInChannel { flags.insert(.showInChannel) }
+            if message.silent { flags.insert(.silent) }
+            if message.kind == .system { flags.insert(.system) }
+            self = flags
+        }
+
+        /// A thread reply not shown in the channel (``Message/isThreadOnly``).
+        var isThreadOnly: Bool { contains(.reply) && !contains(.showInChannel) }
+    }
+
+    public init(cid: ChannelCID) {
+        self.cid = cid
+    }
+
+    public var count: Int { ids.count }
+    public var isEmpty: Bool { ids.isEmpty }
+    public var indices: Range<Int> { 0..<ids.count }
+
+    /// Makes room for `count` messages in all (a restore that knows how many it loads).
+    public mutating func reserveCapacity(_ count: Int) {
+        ids.reserveCapacity(count)
+        times.reserveCapacity(count)
+        authorRefs.reserveCapacity(count)
+        flags.reserveCapacity(count)
+        texts.reserveCapacity(count)
+        positionsByID.reserveCapacity(count)
+    }
+
+    // MARK: Reading
+
+    /// The position of the message with this id, if the channel has one.
+    public func position(of id: String) -> Int? { positionsByID[id] }
+
+    public func id(at position: Int) -> String { ids[position] }
+    public func createdAt(at position: Int) -> Timestamp { times[position] }
+    public func userID(at position: Int) -> String { authorNames[Int(authorRefs[position])] }
+    public func parentID(at position: Int) -> String? { flags[position].contains(.reply) ? parentIDs[position] : nil }
+    /// Whether the message is a thread reply (shown in the channel or not).
+    public func isReply(at position: Int) -> Bool { flags[position].contains(.reply) }
+    /// Part of the channel's message list (not a thread-only reply).
+    public func isChannelMessage(at position: Int) -> Bool { !flags[position].isThreadOnly }
+    public func isSilent(at position: Int) -> Bool { flags[position].contains(.silent) }
+    /// The newest message's time.
+    public var lastCreatedAt: Timestamp? { times.last }
+
+    /// Whether the message counts as unread for `userID` after their read pointer (rule 4):
+    /// ``Message/countsAsUnread(for:)`` without building the message.
+    public func countsAsUnread(at position: Int, for userID: String) -> Bool {
+        countsAsUnread(at: position, forAuthor: authorRefByName[userID])
+    }
+
+    /// ``countsAsUnread(at:for:)`` with the user's author reference looked up once (``authorRef(of:)``).
+    public func countsAsUnread(at position: Int, forAuthor author: UInt32?) -> Bool {
+        let flags = flags[position]
+        return !flags.isThreadOnly && !flags.contains(.silent) && authorRefs[position] != author
+    }
+
+    /// Whether the reply counts as an unread reply for `userID` (``Message/countsAsUnreadReply(for:)``).
+    public func countsAsUnreadReply(at position: Int, for userID: String) -> Bool {
+        !flags[position].contains(.silent) && authorRefs[position] != authorRefByName[userID]
+    }
+
+    /// The reference of an author in this log (nil: never wrote one of its messages).
+    public func authorRef(of userID: String) -> UInt32? { authorRefByName[userID] }
+    /// The author reference of the message at `position`.
+    public func authorRef(at position: Int) -> UInt32 { authorRefs[position] }
+
+    /// The message's text, or nil when it is archived (and not recalled).
+    public func text(at position: Int) -> String? {
+        flags[position].contains(.archived) ? recalledTexts[position] : texts[position]
+    }
+
+    /// Whether the message's text is in memory (``text(at:)`` is not nil).
+    public func holdsText(at position: Int) -> Bool { text(at: position) != nil }
+
+    /// The whole message, or nil when its text is archived (and not recalled).
+    public func message(at position: Int) -> Message? {
+        guard let text = text(at: position) else { return nil }
+        return message(at: position, text: text)
+    }
+
+    /// The message at `position` with `text` (for an archived message, the text storage gave back).
+    public func message(at position: Int, text: String) -> Message {
+        let flags = flags[position]
+        return Message(
+            id: ids[position], cid: cid, userID: authorNames[Int(authorRefs[position])], text: text,
+            kind: flags.contains(.system) ? .system : .regular, createdAt: times[position], parentID: parentID(at: position),
+            showInChannel: flags.contains(.showInChannel), silent: flags.contains(.silent))
+    }
+
+    /// The newest message, if it is not archived.
+    public var last: Message? { isEmpty ? nil : message(at: count - 1) }
+
+    // MARK: Changing
+
+    /// Appends a message (its text held until it is durable and out of the window).
+    public mutating func append(_ message: Message) {
+        append(message, holdingText: true)
+    }
+
+    /// Appends a message that storage already has (a restore); `holdingText` false archives its text.
+    public mutating func appendStored(_ message: Message, holdingText: Bool) {
+        append(message, holdingText: holdingText)
+        durableCount = count
+        if !holdingText && archivedThrough == count - 1 { archivedThrough = count }
+    }
+
+    private mutating func append(_ message: Message, holdingText: Bool) {
+        let position = ids.count
+        positionsByID[message.id] = position
+        ids.append(message.id)
+        times.append(message.createdAt)
+        authorRefs.append(reference(of: message.userID))
+        var flags = Flags(message)
+        if !holdingText { flags.insert(.archived) }
+        self.flags.append(flags)
+        texts.append(holdingText ? message.text : "")
+        if let parentID = message.parentID { parentIDs[position] = parentID }
+    }
+
+    private mutating func reference(of author: String) -> UInt32 {
+        if let known = authorRefByName[author] { return known }
+        let reference = UInt32(authorNames.count)
+        authorNames.append(author)
+        authorRefByName[author] = reference
+        return reference
+    }
+
+    /// Storage confirmed the first `count` messages: archives the texts of those that are older than
+    /// the newest `window` messages.
+    public mutating func markDurable(count confirmed: Int, keepingNewest window: Int) {
+        durableCount = max(durableCount, min(confirmed, count))
+        let end = min(durableCount, max(0, count - max(window, 0)))
+        while archivedThrough < end {
+            if !flags[archivedThrough].contains(.archived) {
+                flags[archivedThrough].insert(.archived)
+                texts[archivedThrough] = ""
+            }
+            archivedThrough += 1
+        }
+    }
+
+    /// Holds the text storage gave back for an archived message that a thread's title needs.
+    public mutating func recall(_ text: String, at position: Int) {
+        guard flags[position].contains(.archived) else { return }
+        recalledTexts[position] = text
+    }
+
+    /// How many texts are archived (the rest are held).
+    public var archivedCount: Int { archivedThrough }
+}
