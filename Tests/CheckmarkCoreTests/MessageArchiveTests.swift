@@ -32,6 +32,30 @@ struct MessageArchiveTests {
         #expect(log.archivedCount == 7 && log.durableCount == 10, "a confirmation never goes back")
     }
 
+    @Test func everyIdIsFoundAtItsPositionAcrossGrowth() {
+        var log = MessageLog(cid: Self.cid)
+        let ids = (0..<5_000).map { i in i % 3 == 0 ? "m\(i)" : "a-much-longer-message-id-past-inline-strings-\(i)" }
+        for (i, id) in ids.enumerated() {
+            log.append(Message(id: id, cid: Self.cid, userID: "ann", text: "", createdAt: Timestamp(rawValue: Int64(i))))
+        }
+        #expect(ids.indices.allSatisfy { log.position(of: ids[$0]) == $0 && log.id(at: $0) == ids[$0] })
+        for absent in ["", "m1", "m5000", "a-much-longer-message-id-past-inline-strings-5000", "m0 "] {
+            #expect(log.position(of: absent) == nil, "\(absent)")
+        }
+    }
+
+    @Test func textsInTheWindowStayRightAsOlderOnesAreDropped() {
+        var log = MessageLog(cid: Self.cid)
+        for i in 0..<1_000 {
+            log.append(Message(id: "m\(i)", cid: Self.cid, userID: "ann", text: "text \(i)", createdAt: Timestamp(rawValue: Int64(i))))
+            if i % 7 == 0 { log.markDurable(count: i + 1, keepingNewest: 10) }
+        }
+        log.markDurable(count: 1_000, keepingNewest: 10)
+        #expect(log.indices.allSatisfy { log.text(at: $0) == ($0 >= 990 ? "text \($0)" : nil) })
+        log.append(Message(id: "m1000", cid: Self.cid, userID: "ann", text: "last", createdAt: Timestamp(rawValue: 1_000)))
+        #expect(log.message(at: 1_000)?.text == "last" && log.text(at: 990) == "text 990")
+    }
+
     @Test func anArchivedMessageKeepsWhatTheRulesNeed() {
         let whole = Self.log(8)
         var archived = whole

@@ -1,4 +1,5 @@
-import CheckmarkStorage
+@testable import CheckmarkStorage
+import CheckmarkCore
 import Testing
 
 /// The embedded database's page cache: large enough by default that a batch's changed pages stay in
@@ -10,6 +11,32 @@ struct SQLitePageCacheTests {
         defer { temporary.remove() }
         let store = try SQLiteStore(directory: try DataDirectory(path: temporary.path))
         defer { store.close() }
+        #expect(try store.cacheBytes == SQLiteStore.defaultCacheBytes)
+    }
+
+    /// Issue 44: start-up reads every page of the state once; it must not leave the configured
+    /// cache full of history (16 MiB of a 95 MiB database in the bench's restart), and the cache is
+    /// the configured one again after.
+    @Test func loadingTheStateDoesNotFillTheCache() throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let cid = ChannelCID(type: "messaging", id: "history")
+        do {
+            let store = try SQLiteStore(directory: try DataDirectory(path: temporary.path))
+            defer { store.close() }
+            var engine = ReceiptsEngine()
+            var seq: Int64 = 0
+            let text = String(repeating: "x", count: 2_000)
+            try StorageRoundTripTests.applyAndCommit(
+                [.upsertUser(User(id: "ann")), .createChannel(cid: cid, createdBy: "ann", members: ["ann"])]
+                    + (0..<2_000).map { .sendMessage(cid: cid, userID: "ann", draft: MessageDraft(id: "m\($0)", text: text)) },
+                to: store, engine: &engine, seq: &seq)
+        }
+        let store = try SQLiteStore(directory: try DataDirectory(path: temporary.path))
+        defer { store.close() }
+        #expect(try store.load().snapshot.channels.first?.messages.count == 2_000)
+        let cached = store.cacheUsedBytes
+        #expect(cached <= SQLiteStore.loadCacheKiB * 1024 * 2, "\(cached) bytes cached")
         #expect(try store.cacheBytes == SQLiteStore.defaultCacheBytes)
     }
 

@@ -10,18 +10,19 @@
 public struct MessageLog: Sendable {
     /// The channel all messages belong to.
     public var cid: ChannelCID
-    private var ids: [String] = []
+    private var ids = MessageIDs()
     private var times: [Timestamp] = []
     private var authorRefs: [UInt32] = []
     private var flags: [Flags] = []
-    /// Each message's text; "" where it is archived (``Flags/archived``).
+    /// The texts from position ``textBase`` on; "" where archived (``Flags/archived``). Those before
+    /// are all archived, and take no room.
     private var texts: [String] = []
+    private var textBase = 0
     /// Authors, each once, by the reference ``authorRefs`` hold.
     private var authorNames: [String] = []
     private var authorRefByName: [String: UInt32] = [:]
     /// The parent message id of each reply, by the reply's position (replies only).
     private var parentIDs: [Int: String] = [:]
-    private var positionsByID: [String: Int] = [:]
     /// Archived texts read back from storage for a thread's title (``recall(_:at:)``), by position.
     private var recalledTexts: [Int: String] = [:]
     /// Messages storage confirmed: positions below this one.
@@ -57,7 +58,7 @@ public struct MessageLog: Sendable {
     }
 
     public var count: Int { ids.count }
-    public var isEmpty: Bool { ids.isEmpty }
+    public var isEmpty: Bool { ids.count == 0 }
     public var indices: Range<Int> { 0..<ids.count }
 
     /// Makes room for `count` messages in all (a restore that knows how many it loads).
@@ -66,14 +67,12 @@ public struct MessageLog: Sendable {
         times.reserveCapacity(count)
         authorRefs.reserveCapacity(count)
         flags.reserveCapacity(count)
-        texts.reserveCapacity(count)
-        positionsByID.reserveCapacity(count)
     }
 
     // MARK: Reading
 
     /// The position of the message with this id, if the channel has one.
-    public func position(of id: String) -> Int? { positionsByID[id] }
+    public func position(of id: String) -> Int? { ids.position(of: id) }
 
     public func id(at position: Int) -> String { ids[position] }
     public func createdAt(at position: Int) -> Timestamp { times[position] }
@@ -111,7 +110,7 @@ public struct MessageLog: Sendable {
 
     /// The message's text, or nil when it is archived (and not recalled).
     public func text(at position: Int) -> String? {
-        flags[position].contains(.archived) ? recalledTexts[position] : texts[position]
+        flags[position].contains(.archived) ? recalledTexts[position] : texts[position - textBase]
     }
 
     /// Whether the message's text is in memory (``text(at:)`` is not nil).
@@ -151,14 +150,17 @@ public struct MessageLog: Sendable {
 
     private mutating func append(_ message: Message, holdingText: Bool) {
         let position = ids.count
-        positionsByID[message.id] = position
         ids.append(message.id)
         times.append(message.createdAt)
         authorRefs.append(reference(of: message.userID))
         var flags = Flags(message)
         if !holdingText { flags.insert(.archived) }
         self.flags.append(flags)
-        texts.append(holdingText ? message.text : "")
+        if holdingText || !texts.isEmpty {
+            texts.append(holdingText ? message.text : "")
+        } else {
+            textBase = position + 1  // archived, as every one before: no room taken
+        }
         if let parentID = message.parentID { parentIDs[position] = parentID }
     }
 
@@ -178,9 +180,16 @@ public struct MessageLog: Sendable {
         while archivedThrough < end {
             if !flags[archivedThrough].contains(.archived) {
                 flags[archivedThrough].insert(.archived)
-                texts[archivedThrough] = ""
+                texts[archivedThrough - textBase] = ""
             }
             archivedThrough += 1
+        }
+        // The archived slots go once they are at least half the list (and 64): each text is moved
+        // about once.
+        let archivedSlots = archivedThrough - textBase
+        if archivedSlots >= 64 && archivedSlots * 2 >= texts.count {
+            texts.removeFirst(archivedSlots)
+            textBase = archivedThrough
         }
     }
 

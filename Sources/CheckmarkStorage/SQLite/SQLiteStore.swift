@@ -2,6 +2,7 @@ import CSQLiteConfig
 import CheckmarkCore
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -27,6 +28,8 @@ package final class SQLiteStore: ReceiptsStore {
     /// changed pages outgrow it writes some of them to the log before it commits. A batch of 5,000
     /// confirmations at 10,000 clients changes about 10 MB of pages (SQLite's own default is 2 MB).
     package static let defaultCacheBytes = 16 * 1024 * 1024
+    /// The page cache the writer's connection loads the state with (in KiB).
+    static let loadCacheKiB = 512
     /// The page cache of the journal reader's connection (replays read pages of one channel's events).
     static let readerCacheBytes = 2 * 1024 * 1024
     /// The largest page cache, 1 TiB: SQLite takes the size as a 32-bit count of KiB.
@@ -149,6 +152,16 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    /// Bytes the writer's page cache holds now (SQLite's `SQLITE_DBSTATUS_CACHE_USED`).
+    var cacheUsedBytes: Int {
+        queue.inDatabase { db in
+            var used: Int32 = 0
+            var highest: Int32 = 0
+            _ = sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &used, &highest, 0)
+            return Int(used)
+        }
+    }
+
     package var isReady: Bool { state.withLock { $0 == .open } }
 
     package func close() {
@@ -170,6 +183,14 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try passLedger.withLock { ledger in
+                // The load reads each page once, front to back: a small cache does for it, and the
+                // configured one is not filled with history that commits will not touch.
+                let configured = try queue.inDatabase { db in
+                    let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+                    try db.execute(sql: "PRAGMA cache_size = -\(Self.loadCacheKiB)")
+                    return size
+                }
+                defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(configured)") } }
                 let state = try queue.read { db in try Self.load(db, messageWindow: messageWindow) }
                 if ledger == nil { ledger = SQLitePassLedger(loaded: state.snapshot.channels) }
                 return state
