@@ -79,6 +79,8 @@ extension Channel {
     /// ``messages`` and the participants' stored pointers.
     mutating func rebuildDerivedLists() {
         channelMessagePositions = []
+        // Every message, for a channel without thread-only replies (the usual one): one allocation.
+        channelMessagePositions.reserveCapacity(messages.count)
         for parentID in threads.keys { threads[parentID]!.replyPositions = [] }
         for position in messages.indices {
             if messages.isChannelMessage(at: position) { channelMessagePositions.append(position) }

@@ -4,7 +4,7 @@
 struct MessageIDs: Sendable {
     private var bytes: [UInt8] = []
     /// Where each id ends in ``bytes`` (it starts where the one before it ends).
-    private var ends: [Int] = []
+    private var ends: [UInt32] = []
     /// Position plus one of the id hashed to each slot (or, on a collision, a later free one); 0 is
     /// empty. At most half the slots are used.
     private var slots: [UInt32] = []
@@ -19,7 +19,7 @@ struct MessageIDs: Sendable {
 
     /// The id at `position`.
     subscript(position: Int) -> String {
-        String(decoding: bytes[start(of: position)..<ends[position]], as: UTF8.self)
+        String(decoding: bytes[start(of: position)..<end(of: position)], as: UTF8.self)
     }
 
     /// The position of `id`, if one of the ids.
@@ -40,28 +40,31 @@ struct MessageIDs: Sendable {
 
     /// Appends `id` at the next position (ids are unique: the caller checked ``position(of:)``).
     mutating func append(_ id: String) {
-        precondition(ends.count < Int(UInt32.max), "a channel holds at most \(UInt32.max - 1) messages")
-        if (ends.count + 1) * 2 > slots.count { rehash(capacity: Self.slotCount(for: ends.count + 1)) }
         var id = id
+        // A message id is at most 255 bytes: this is over 16 million messages in one channel's memory.
+        precondition(ends.count < Int(UInt32.max) && bytes.count + id.utf8.count <= Int(UInt32.max),
+                     "a channel holds at most 4 GiB of message ids")
+        if (ends.count + 1) * 2 > slots.count { rehash(capacity: Self.slotCount(for: ends.count + 1)) }
         id.withUTF8 { bytes.append(contentsOf: $0) }
-        ends.append(bytes.count)
+        ends.append(UInt32(bytes.count))
         insert(ends.count - 1)
     }
 
-    private func start(of position: Int) -> Int { position == 0 ? 0 : ends[position - 1] }
+    private func start(of position: Int) -> Int { position == 0 ? 0 : Int(ends[position - 1]) }
+    private func end(of position: Int) -> Int { Int(ends[position]) }
 
     private func matches(_ wanted: UnsafeBufferPointer<UInt8>, at position: Int) -> Bool {
-        let start = start(of: position)
-        guard ends[position] - start == wanted.count else { return false }
+        let (start, end) = (start(of: position), end(of: position))
+        guard end - start == wanted.count else { return false }
         return bytes.withUnsafeBufferPointer { all in
-            wanted.elementsEqual(UnsafeBufferPointer(rebasing: all[start..<ends[position]]))
+            wanted.elementsEqual(UnsafeBufferPointer(rebasing: all[start..<end]))
         }
     }
 
     private mutating func insert(_ position: Int) {
         let mask = slots.count - 1
         var slot = bytes.withUnsafeBufferPointer { all in
-            Self.hash(UnsafeBufferPointer(rebasing: all[start(of: position)..<ends[position]]))
+            Self.hash(UnsafeBufferPointer(rebasing: all[start(of: position)..<end(of: position)]))
         } & mask
         while slots[slot] != 0 { slot = (slot + 1) & mask }
         slots[slot] = UInt32(position + 1)

@@ -57,13 +57,17 @@ public struct MessageLog: Sendable {
         self.cid = cid
     }
 
+    /// What an id's length is taken to be when nothing says (in bytes).
+    public static let typicalIDBytes = 16
+
     public var count: Int { ids.count }
     public var isEmpty: Bool { ids.count == 0 }
     public var indices: Range<Int> { 0..<ids.count }
 
     /// Makes room for `count` messages in all (a restore that knows how many it loads).
-    public mutating func reserveCapacity(_ count: Int) {
-        ids.reserveCapacity(count)
+    /// (`bytesPerID`: the ids' expected length in UTF-8 bytes.)
+    public mutating func reserveCapacity(_ count: Int, bytesPerID: Int = MessageLog.typicalIDBytes) {
+        ids.reserveCapacity(count, bytesPerID: bytesPerID)
         times.reserveCapacity(count)
         authorRefs.reserveCapacity(count)
         flags.reserveCapacity(count)

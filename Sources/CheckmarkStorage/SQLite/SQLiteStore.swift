@@ -206,11 +206,16 @@ package final class SQLiteStore: ReceiptsStore {
         rows.channelTypes = try SQLiteTableBinder(StateTables.channelTypes).load(db)
         let channels = try SQLiteTableBinder(StateTables.channels).load(db)
         var counts: [ChannelCID: Int] = [:]
+        var idBytes: [ChannelCID: Int] = [:]
         for channel in channels {  // one seek of the primary key each
-            let last = try Int.fetchOne(db, sql: "SELECT max(position) FROM messages WHERE cid = ?", arguments: [channel.cid.description])
-            counts[channel.cid] = last.map { $0 + 1 }
+            let last = try Row.fetchOne(db, sql: "SELECT position, length(CAST(id AS BLOB)) AS bytes FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1",
+                                        arguments: [channel.cid.description])
+            if let last {
+                counts[channel.cid] = (last["position"] as Int) + 1
+                idBytes[channel.cid] = last["bytes"] as Int
+            }
         }
-        rows.setChannels(channels, messageCounts: counts)
+        rows.setChannels(channels, messageCounts: counts, idBytes: idBytes)
         try loadMessages(db, into: &rows)
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)

@@ -25,12 +25,16 @@ struct StoredStateAssembly {
 
     /// Sets the channels, before any message. `messageCounts` (by cid; a channel missing has none)
     /// sizes each channel's message list once and says which texts are archived.
-    mutating func setChannels(_ channels: [Channel], messageCounts: [ChannelCID: Int]) {
+    /// `idBytes`, the length of a channel's newest id where known, sizes its id buffer (ids that
+    /// count up grow longer, so the newest is the longest).
+    mutating func setChannels(_ channels: [Channel], messageCounts: [ChannelCID: Int], idBytes: [ChannelCID: Int] = [:]) {
         self.messageCounts = messageCounts
         byCID = [:]
         byCID.reserveCapacity(channels.count)
         for var channel in channels {
-            if let count = messageCounts[channel.cid] { channel.messages.reserveCapacity(count) }
+            if let count = messageCounts[channel.cid] {
+                channel.messages.reserveCapacity(count, bytesPerID: idBytes[channel.cid] ?? MessageLog.typicalIDBytes)
+            }
             byCID[channel.cid] = channel
         }
     }
