@@ -84,4 +84,34 @@ struct MessageWindowTests {
         let read = await ann.nextEvent(ofType: ["notification.mark_read"])
         #expect(read?.json?["thread"]?["title"]?.stringValue == "the parent", "\(String(describing: read?.json))")
     }
+    /// Review of issue 44's first step: each channel of a channel query whose page reached past the
+    /// window cost one of three reads of archived texts, so a query of four such channels was a 503.
+    @Test func aQueryOfManyChannelsReadsTheirArchivedTextsAtOnce() async throws {
+        let server = try await TestServer.start { $0.messageWindow = 3 }
+        defer { Task { await server.stop() } }
+        try await server.setUp(users: ["ann"])
+        let cids = (0..<6).map { ChannelCID(type: "messaging", id: "many-\($0)") }
+        for cid in cids {
+            try await server.run(.createChannel(cid: cid, createdBy: "ann", members: ["ann"]))
+            for i in 0..<10 { try await server.run(.sendMessage(cid: cid, userID: "ann", draft: MessageDraft(text: "\(cid.id) text \(i)"))) }
+        }
+        let answer = try server.http("POST", "/channels?api_key=\(TestServer.apiKey)",
+                                     body: #"{"user_id":"ann","filter_conditions":{"members":{"$in":["ann"]}},"limit":10,"message_limit":8}"#,
+                                     headers: Self.auth)
+        #expect(answer.status == 201 || answer.status == 200, "\(answer.body)")
+        for cid in cids { #expect(answer.body.contains(#""text":"\#(cid.id) text 2""#), "\(cid)") }
+    }
+
+    /// Review of issue 44's first step: a command waiting for an archived text when a drain began was
+    /// refused as shutting down, though admitted before it; the drain now waits for it.
+    @Test func aDrainWaitsForACommandReadingAnArchivedText() async throws {
+        let server = try await TestServer.start { $0.messageWindow = 1 }
+        defer { Task { await server.stop() } }
+        try await Self.fill(server)
+        for _ in 0..<50 where try await Self.archivedCount(server) < 11 { try await Task.sleep(for: .milliseconds(20)) }
+        let service = server.server.service
+        let read = service.submit(.markThreadRead(cid: Self.general, userID: "ann", parentID: "p"))
+        await service.drain()
+        #expect(try await read.get().changed)
+    }
 }

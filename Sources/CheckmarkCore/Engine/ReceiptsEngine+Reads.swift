@@ -80,7 +80,11 @@ extension ReceiptsEngine {
         guard let index = channel.messages.position(of: parentID), !channel.messages.isReply(at: index) else {
             throw .invalidArgument("thread_id \(parentID) is not a message of \(cid) that starts a thread")
         }
-        // The thread's title is its parent's text: read back from storage first when it is archived.
+        // The thread's title is its parent's text: read back from storage first when it is archived
+        // (and only when the read changes something).
+        if let thread = channel.threads[parentID], let read = thread.reads[userID], read.readCount >= thread.replyPositions.count {
+            return .unchanged
+        }
         guard channel.messages.holdsText(at: index) else { throw .archivedText(cid: cid, position: index) }
         guard let change = channels[cid]!.readThread(parentID, by: userID, at: now) else { return .unchanged }
         adjustThreadTotals(change)

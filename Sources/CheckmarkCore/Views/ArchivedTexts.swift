@@ -14,6 +14,18 @@ public struct ArchivedTexts: Sendable {
         texts[cid, default: [:]][position] = text
     }
 
+    /// These texts and `other`'s.
+    public func adding(_ other: ArchivedTexts) -> ArchivedTexts {
+        var all = self
+        for (cid, texts) in other.texts { all.texts[cid, default: [:]].merge(texts) { _, new in new } }
+        return all
+    }
+
+    /// Whether `missing` names a text not read yet.
+    public func lacksAny(of missing: Missing) -> Bool {
+        missing.positions.contains { cid, positions in positions.contains { text(of: cid, at: $0) == nil } }
+    }
+
     /// The message at `position` of `channel`'s log: from memory, or with its text read back; nil when
     /// neither has it.
     public func message(at position: Int, of messages: MessageLog) -> Message? {
@@ -32,14 +44,18 @@ public struct ArchivedTexts: Sendable {
     }
 
     /// An answer needs archived texts that were not read yet: the reader reads them from storage and
-    /// writes the answer again.
+    /// writes the answer again. An answer of several channels names all it needs at once.
     public struct Missing: Error, Sendable, Hashable {
-        public var cid: ChannelCID
-        public var positions: [Int]
+        /// Positions by channel.
+        public var positions: [ChannelCID: [Int]]
 
         public init(cid: ChannelCID, positions: [Int]) {
-            self.cid = cid
-            self.positions = positions
+            self.positions = [cid: positions]
+        }
+
+        /// Adds what `other` needs.
+        public mutating func formUnion(_ other: Missing) {
+            for (cid, positions) in other.positions { self.positions[cid, default: []] += positions }
         }
     }
 }

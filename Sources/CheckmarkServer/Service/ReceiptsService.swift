@@ -82,6 +82,10 @@ package final class ReceiptsService: Sendable {
         var userJSON = UserJSONCache()
         let tracer: CommandTracer
         var drained: [EventLoopPromise<Void>] = []
+        /// Commands and reads waiting for archived texts (``readArchived(_:next:)``), which a drain
+        /// waits for: they were admitted before it.
+        var archiveReads = 0
+        var drainAfterArchiveReads = false
 
         init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
              maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
@@ -213,69 +217,81 @@ package final class ReceiptsService: Sendable {
         readChannelStates { engine, _, _ in try body(engine) }
     }
 
-    /// How many times a read goes back to storage for archived texts before it gives up (each time
-    /// for those a newer state of the page needs: messages only ever come after the ones read).
-    static let archivedTextReads = 3
-
-    /// Reads as ``read(_:)`` does, with the lists of channel states kept encoded
+    /// Reads the engine's state as ``read(_:)`` does, with the lists of channel states kept encoded
     /// (``ChannelStateFragments``) for `body` to write channel states with, and the archived texts
     /// its pages need (``ArchivedTexts``): when `body` throws ``ArchivedTexts/Missing``, they are read
     /// from storage on the journal reader's thread (not the engine loop) and `body` runs again, in
-    /// order with the commands as it would have. Storage that cannot give them back fails the read
-    /// (`storage_unavailable`).
+    /// order with the commands as it would have; each time it asks for texts not read yet (an
+    /// archived text never changes, and pages only move to newer messages, which are held), so it
+    /// ends. Storage that cannot give them back fails the read (`storage_unavailable`), released in
+    /// order with the commands before it.
     package func readChannelStates<T: Sendable>(
         _ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T
     ) -> EventLoopFuture<T> {
         let promise = engineLoop.makePromise(of: T.self)
-        read(body, archived: ArchivedTexts(), attempts: Self.archivedTextReads, promise: promise)
+        engineLoop.execute { self.read(body, archived: ArchivedTexts(), promise: promise) }
         return promise.futureResult
     }
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T,
-                                   archived: ArchivedTexts, attempts: Int, promise: EventLoopPromise<T>) {
-        engineLoop.execute {
-            self.schedule(changesState: false) {
-                let state = self.state.value
-                // After a failed commit the engine holds what never became durable: nothing is read from it.
-                if let failed = state.sequencer.failure { return promise.fail(ServiceError.storage(failed)) }
-                let value = Result { try body(state.engine, &state.fragments, archived) }
-                if case .failure(let missing as ArchivedTexts.Missing) = value {
-                    return self.readArchived(missing, into: archived, attempts: attempts, promise: promise) { archived, attempts in
-                        self.read(body, archived: archived, attempts: attempts, promise: promise)
+                                   archived: ArchivedTexts, promise: EventLoopPromise<T>) {
+        schedule(changesState: false) {
+            let state = self.state.value
+            // After a failed commit the engine holds what never became durable: nothing is read from it.
+            if let failed = state.sequencer.failure { return promise.fail(ServiceError.storage(failed)) }
+            var value = Result { try body(state.engine, &state.fragments, archived) }
+            if case .failure(let missing as ArchivedTexts.Missing) = value {
+                guard archived.lacksAny(of: missing) else {
+                    value = .failure(ServiceError.storage(.unavailable(reason: "archived messages were read and are still missing")))
+                    return self.release(value, to: promise)
+                }
+                return self.readArchived(missing) { result in
+                    switch result {
+                    case .success(let texts): self.read(body, archived: archived.adding(texts), promise: promise)
+                    case .failure(let error): self.release(Result<T, any Error>.failure(ServiceError.storage(error)), to: promise)
                     }
                 }
-                self.carryOut(state.sequencer.applied(entry: nil, events: [], token: Completion(complete: { outcome in
-                    switch outcome {
-                    case .success: promise.completeWith(value)
-                    case .failure(let error): promise.fail(error)
-                    }
-                }, outcome: .success(.unchanged))))
             }
+            self.release(value, to: promise)
         }
     }
 
-    /// Reads the texts `missing` names on the journal reader's thread, then (on the engine loop)
-    /// hands `archived` with them to `next`; fails `promise` when storage cannot give them all back
-    /// or `attempts` are spent.
-    private func readArchived<T>(_ missing: ArchivedTexts.Missing, into archived: ArchivedTexts, attempts: Int,
-                                 promise: EventLoopPromise<T>, next: @escaping (ArchivedTexts, Int) -> Void) {
-        guard attempts > 0 else {
-            return promise.fail(ServiceError.storage(.unavailable(reason: "archived messages of \(missing.cid) kept moving out of reach")))
-        }
-        let store = self.store
-        journalReader.runIfActive(eventLoop: engineLoop) { try store.archivedTexts(missing.cid, positions: missing.positions) }
-            .assumeIsolated().whenComplete { result in
-                switch result {
-                case .success(let texts) where texts.count == missing.positions.count:
-                    var archived = archived
-                    for (position, text) in texts { archived.insert(text, of: missing.cid, at: position) }
-                    next(archived, attempts - 1)
-                case .success:
-                    promise.fail(ServiceError.storage(.unavailable(reason: "archived messages of \(missing.cid) are missing from storage")))
-                case .failure(let error):
-                    promise.fail(ServiceError.storage((error as? StorageError) ?? .unavailable(reason: "\(error)")))
-                }
+    /// Completes `promise` with `value` once everything applied before is durable (as a query's answer).
+    private func release<T: Sendable>(_ value: Result<T, any Error>, to promise: EventLoopPromise<T>) {
+        carryOut(state.value.sequencer.applied(entry: nil, events: [], token: Completion(complete: { outcome in
+            switch outcome {
+            case .success: promise.completeWith(value)
+            case .failure(let error): promise.fail(error)
             }
+        }, outcome: .success(.unchanged))))
+    }
+
+    /// Reads the texts `missing` names on the journal reader's thread and hands them (or why storage
+    /// could not give them all back) to `next` on the engine loop. While it reads, a drain waits for it
+    /// (``drain()``).
+    private func readArchived(_ missing: ArchivedTexts.Missing, next: @escaping (Result<ArchivedTexts, StorageError>) -> Void) {
+        let store = self.store
+        state.value.archiveReads += 1
+        journalReader.runIfActive(eventLoop: engineLoop) { () throws -> ArchivedTexts in
+            var texts = ArchivedTexts()
+            for (cid, positions) in missing.positions {
+                let read = try store.archivedTexts(cid, positions: positions)
+                guard read.count == Set(positions).count else {
+                    throw StorageError.unavailable(reason: "archived messages of \(cid) are missing from storage")
+                }
+                for (position, text) in read { texts.insert(text, of: cid, at: position) }
+            }
+            return texts
+        }
+        .assumeIsolated().whenComplete { result in
+            next(result.mapError { ($0 as? StorageError) ?? .unavailable(reason: "\($0)") })
+            let state = self.state.value
+            state.archiveReads -= 1
+            if state.archiveReads == 0 && state.drainAfterArchiveReads {
+                state.drainAfterArchiveReads = false
+                self.carryOut(state.sequencer.drainRequested())
+            }
+        }
     }
 
     /// Makes a connection of `userID` watch `cid` (as ``submit(_:sink:)`` with `.watch`). With
@@ -332,7 +348,7 @@ package final class ReceiptsService: Sendable {
     func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, recalled: Bool = false,
                complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
         let state = state.value
-        if let refusal = state.sequencer.admission(isDisconnect: Self.isDisconnect(command)) {
+        if let refusal = state.sequencer.admission(isDisconnect: Self.isDisconnect(command), admittedEarlier: recalled) {
             complete(.failure(refusal))
             return
         }
@@ -342,25 +358,22 @@ package final class ReceiptsService: Sendable {
         switch state.engine.apply(command, at: now) {
         case .failure(.archivedText(let cid, let position)) where !recalled:
             // Not a refusal: the command needs an archived text (a thread's title). Read off the engine
-            // loop, then the command is applied again in the order of what comes then.
-            let store = self.store
-            journalReader.runIfActive(eventLoop: engineLoop) { try store.archivedTexts(cid, positions: [position]) }
-                .assumeIsolated().whenComplete { result in
-                    let text: String
-                    switch result {
-                    case .success(let texts):
-                        guard let found = texts[position] else {
-                            return complete(.failure(.storage(.unavailable(reason: "message \(position) of \(cid) is missing from storage"))))
-                        }
-                        text = found
-                    case .failure(let error):
-                        return complete(.failure(.storage((error as? StorageError) ?? .unavailable(reason: "\(error)"))))
-                    }
-                    self.state.value.engine.recallText(text, of: cid, at: position)
+            // loop, then the command is applied again, in the order of what comes then (it was
+            // admitted: a drain begun meanwhile waits for it).
+            readArchived(ArchivedTexts.Missing(cid: cid, positions: [position])) { result in
+                switch result {
+                case .success(let texts):
+                    if let text = texts.text(of: cid, at: position) { self.state.value.engine.recallText(text, of: cid, at: position) }
                     self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
                         self.apply(command, sink: sink, recalled: true, complete: complete)
                     }
+                case .failure(let error):
+                    self.schedule(changesState: false) {
+                        self.carryOut(self.state.value.sequencer.applied(
+                            entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.storage(error)))))
+                    }
                 }
+            }
         case .failure(let error):
             metrics.rejected(error)
             carryOut(state.sequencer.applied(entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.rejected(error)))))
@@ -520,6 +533,12 @@ package final class ReceiptsService: Sendable {
                 logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"])
             case .drained:
                 let state = state.value
+                // Not yet while admitted work waits for archived texts: it comes back after this, and
+                // the drain is asked again once the last of it is back (``readArchived(_:next:)``).
+                guard state.archiveReads == 0 else {
+                    state.drainAfterArchiveReads = true
+                    continue
+                }
                 for promise in state.drained { promise.succeed() }
                 state.drained = []
             case .fatal(let error):
@@ -599,8 +618,8 @@ package final class ReceiptsService: Sendable {
             if case .failure(.archivedText(let cid, let position)) = applied {
                 // A thread's title this node had archived: read back at once (the cycle cannot go on
                 // without it; one indexed row, once per thread).
-                guard let text = try? store.archivedTexts(cid, positions: [position])[position] else {
-                    throw Divergence(description: "journal entry \(entry.seq) needs message \(position) of \(cid), which storage could not give back")
+                guard let text = try store.archivedTexts(cid, positions: [position])[position] else {
+                    throw Divergence(description: "journal entry \(entry.seq) needs message \(position) of \(cid), which storage does not have")
                 }
                 state.engine.recallText(text, of: cid, at: position)
                 applied = state.engine.apply(entry.command, at: entry.at)

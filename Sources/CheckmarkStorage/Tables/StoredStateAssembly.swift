@@ -33,7 +33,9 @@ struct StoredStateAssembly {
         byCID.reserveCapacity(channels.count)
         for var channel in channels {
             if let count = messageCounts[channel.cid] {
-                channel.messages.reserveCapacity(count, bytesPerID: idBytes[channel.cid] ?? MessageLog.typicalIDBytes)
+                // Capped: one long id chosen by a client must not size the buffer of a whole channel.
+                let bytesPerID = min(idBytes[channel.cid] ?? MessageLog.typicalIDBytes, 4 * MessageLog.typicalIDBytes)
+                channel.messages.reserveCapacity(count, bytesPerID: bytesPerID)
             }
             byCID[channel.cid] = channel
         }

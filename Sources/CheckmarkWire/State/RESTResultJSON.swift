@@ -22,7 +22,8 @@ package enum RESTResultJSON {
 
     /// `{"channels": [channel state, ...]}` of a channel query, in `cids`' order. `watcherCount`
     /// gives each channel's (cluster-wide) watcher count.
-    /// - Throws: what ``ResultJSON/writeChannelState(engine:cid:viewer:messages:watcherCount:fragments:into:)`` throws.
+    /// - Throws: what ``ResultJSON/writeChannelState(engine:cid:viewer:messages:watcherCount:fragments:archived:into:)`` throws;
+    ///   ``ArchivedTexts/Missing`` naming every channel's missing texts.
     package static func channelStates(_ cids: [ChannelCID], engine: ReceiptsEngine, viewer: String, messageLimit: Int,
                                       watcherCount: (ChannelCID) -> Int, fragments: inout ChannelStateFragments,
                                       archived: ArchivedTexts = ArchivedTexts()) throws -> [UInt8] {
@@ -30,10 +31,17 @@ package enum RESTResultJSON {
         w.beginObject()
         w.key("channels")
         w.beginArray()
+        // Every channel's archived texts are asked for at once: one read from storage, not one a channel.
+        var missing: ArchivedTexts.Missing?
         for cid in cids {
-            try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: MessagePagination(limit: messageLimit),
-                                             watcherCount: watcherCount(cid), fragments: &fragments, archived: archived, into: &w)
+            do {
+                try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: MessagePagination(limit: messageLimit),
+                                                 watcherCount: watcherCount(cid), fragments: &fragments, archived: archived, into: &w)
+            } catch let needed as ArchivedTexts.Missing {
+                if missing == nil { missing = needed } else { missing!.formUnion(needed) }
+            }
         }
+        if let missing { throw missing }
         w.endArray()
         w.endObject()
         return w.bytes

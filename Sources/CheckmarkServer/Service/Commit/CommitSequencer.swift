@@ -94,10 +94,11 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     // MARK: Inputs
 
     /// Whether a command may be applied now: nil when it may; ``ServiceError/storage(_:)`` after a
-    /// failed write; ``ServiceError/shuttingDown`` while draining, unless it is a disconnect.
-    func admission(isDisconnect: Bool) -> ServiceError? {
+    /// failed write; ``ServiceError/shuttingDown`` while draining, unless it is a disconnect or was
+    /// `admittedEarlier` (before the drain: a command applied again once storage gave back what it needed).
+    func admission(isDisconnect: Bool, admittedEarlier: Bool = false) -> ServiceError? {
         if let failure { return .storage(failure) }
-        if !accepting && !isDisconnect { return .shuttingDown }
+        if !accepting && !isDisconnect && !admittedEarlier { return .shuttingDown }
         return nil
     }
 
