@@ -344,7 +344,8 @@ package final class ReceiptsService: Sendable {
 
     /// Applies `command` to the engine now (on the engine loop) and hands the result to the
     /// sequencer; `complete` is called when it releases it. Refused at once after a storage failure
-    /// and, except disconnects, while draining.
+    /// and, except disconnects and commands `recalled` (applied again once storage gave back an
+    /// archived text they need: admitted before), while draining.
     func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, recalled: Bool = false,
                complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
         let state = state.value
