@@ -78,6 +78,19 @@ struct ConfigurationLoaderTests {
         #expect(throws: ServerConfiguration.Invalid.self) { try configuration.validate() }
     }
 
+    /// Issue 44: how many of each channel's newest texts stay in memory is a setting; none is refused
+    /// (a message being sent is always held until it is stored).
+    @Test func theMessageWindowIsACountAndMustBePositive() throws {
+        #expect(ServerConfiguration().messageWindow == 100)
+        let configured = try ConfigurationLoader.load(file: nil, environment: ["CHECKMARK_MESSAGE_WINDOW": "500"], flags: [:])
+        #expect(configured.messageWindow == 500)
+        #expect {
+            _ = try ConfigurationLoader.load(file: nil, environment: [:], flags: ["message_window": "0"])
+        } throws: { error in
+            "\(error)".contains("flag --message-window: message_window must be positive, not 0")
+        }
+    }
+
     @Test(arguments: [
         (["CHECKMARK_PORT": "70000"], [:], "environment CHECKMARK_PORT: port must be between 0 and 65535, not 70000"),
         ([:], ["max_request_body": "0"], "flag --max-request-body: max_request_body must be positive, not 0"),

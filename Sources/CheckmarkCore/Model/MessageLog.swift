@@ -90,13 +90,9 @@ public struct MessageLog: Sendable {
     /// The newest message's time.
     public var lastCreatedAt: Timestamp? { times.last }
 
-    /// Whether the message counts as unread for `userID` after their read pointer (rule 4):
+    /// Whether the message counts as unread after their read pointer (rule 4) for the user whose
+    /// author reference is `author` (``authorRef(of:)``, looked up once for a run of messages):
     /// ``Message/countsAsUnread(for:)`` without building the message.
-    public func countsAsUnread(at position: Int, for userID: String) -> Bool {
-        countsAsUnread(at: position, forAuthor: authorRefByName[userID])
-    }
-
-    /// ``countsAsUnread(at:for:)`` with the user's author reference looked up once (``authorRef(of:)``).
     public func countsAsUnread(at position: Int, forAuthor author: UInt32?) -> Bool {
         let flags = flags[position]
         return !flags.isThreadOnly && !flags.contains(.silent) && authorRefs[position] != author
@@ -134,9 +130,6 @@ public struct MessageLog: Sendable {
             kind: flags.contains(.system) ? .system : .regular, createdAt: times[position], parentID: parentID(at: position),
             showInChannel: flags.contains(.showInChannel), silent: flags.contains(.silent))
     }
-
-    /// The newest message, if it is not archived.
-    public var last: Message? { isEmpty ? nil : message(at: count - 1) }
 
     // MARK: Changing
 
