@@ -150,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CheckmarkWireTests",
-            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkTestSupport", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkStorage", "CheckmarkTestSupport", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(

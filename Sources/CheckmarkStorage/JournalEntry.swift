@@ -27,15 +27,27 @@ package struct JournalEvent: Sendable, Hashable {
     /// Who the event is for; nil for events journaled before the audience was kept (they cannot be
     /// resumed from).
     package var audience: EventAudience?
-    /// The event's JSON as shared by all recipients (per-recipient counts left out).
+    /// The event's JSON as shared by all recipients (per-recipient counts left out); without its
+    /// message object when read back with a ``message``.
     package var json: [UInt8]
+    /// The message object kept once in storage instead of in ``json`` (``JournaledMessage``).
+    package var message: JournaledMessage?
 
-    package init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8]) {
+    package init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8],
+                 message: JournaledMessage? = nil) {
         self.seq = seq
         self.cid = cid
         self.channelSeq = channelSeq
         self.type = type
         self.audience = audience
         self.json = json
+        self.message = message
+    }
+
+    /// The ``message`` the store keeps once: only where it is an event's message object going in
+    /// (whole JSON, no message read back) of a channel event.
+    var storedMessage: JournaledMessage? {
+        guard let message, message.message == nil, cid != nil, message.fits(json) else { return nil }
+        return message
     }
 }

@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkWire
 import Foundation
 
 /// Reading history as trace lines: a trace file, or a data directory's journal.
@@ -44,7 +45,7 @@ package enum TraceFile {
                 for event in entry.events {
                     lines.append(.event(TraceEvent(
                         commandSeq: entry.seq, type: event.type, cid: event.cid, channelSeq: event.channelSeq,
-                        audience: event.audience, recipients: nil, json: event.json)))
+                        audience: event.audience, recipients: nil, json: try StreamJSON.wholeJSON(of: event))))
                 }
             }
             after = last.seq

@@ -336,7 +336,9 @@ package final class ReceiptsService: Sendable {
         }
         let store = self.store
         return journalReader.runIfActive(eventLoop: eventLoop) {
+            // Whole here, on the reader's thread: the journal keeps a message object once, in storage.
             try store.channelEvents(resume.cid, after: expected - 1, through: resume.head, limit: limit, maxBytes: maxBytes)
+                .map(StreamJSON.whole)
         }
         .map { ChannelResume.page(cid: resume.cid, userID: userID, expected: expected, head: resume.head, rows: $0, openedAfterEventSeq: openedAfter) }
         .recover { error in .failure(.init(reason: "the journal could not be read: \(error)")) }
@@ -476,11 +478,21 @@ package final class ReceiptsService: Sendable {
         events.reserveCapacity(shared.count)
         for (event, encoded) in shared {
             state.lastEventSeq += 1
+            let replayable = event.audience.isReplayable
             events.append(JournalEvent(
                 seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
-                audience: event.audience, json: event.audience.isReplayable ? encoded.encoded.stored : []))
+                audience: event.audience, json: replayable ? encoded.encoded.stored : [],
+                message: replayable ? journaledMessage(of: event, encoded.encoded) : nil))
         }
         return JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
+    }
+
+    /// Where a `message.new` event's message object is, for the journal to keep it once: the message
+    /// is stored with the same commit (``JournaledMessage``).
+    private func journaledMessage(of event: ReceiptsEvent, _ encoded: EncodedEvent) -> JournaledMessage? {
+        guard case .messageNew(let message, _, _) = event.payload, let range = encoded.messageObject,
+              let position = state.value.engine.channels[message.cid]?.messages.position(of: message.id) else { return nil }
+        return JournaledMessage(position: position, offset: range.lowerBound, length: range.count)
     }
 
     // MARK: Footprint: what a batch rewrites besides its entries

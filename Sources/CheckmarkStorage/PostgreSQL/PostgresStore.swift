@@ -392,7 +392,11 @@ package final class PostgresStore: SharedReceiptsStore {
                 guard let position = index[commandSeq] else { continue }
                 entries[position].events.append(event)
             }
+            let messages = try storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }
+            for position in entries.indices { try JournaledMessage.attach(messages, to: &entries[position].events) }
             return entries
+        } catch let error as StorageError {
+            throw error
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
         }
@@ -413,16 +417,41 @@ package final class PostgresStore: SharedReceiptsStore {
             // payload bytes stays within it (the window is computed row by row, up to the limit).
             let query = PostgresQuery(unsafeSQL: """
                 SELECT \(events.columnList) FROM (SELECT \(events.columnList),
-                    sum(octet_length(payload)) OVER (ORDER BY channel_seq) AS running, row_number() OVER (ORDER BY channel_seq) AS position
+                    sum(octet_length(payload) + coalesce(message_bytes, 0)) OVER (ORDER BY channel_seq) AS running,
+                    row_number() OVER (ORDER BY channel_seq) AS position
                     FROM \(events.name) WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq LIMIT $4) page
                 WHERE position = 1 OR running <= $5 ORDER BY channel_seq
                 """, binds: binds)
             let connection = try journalReader()
             let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
-            return try PostgresTableBinder(events).decode(rows).map(\.event)
+            var page = try PostgresTableBinder(events).decode(rows).map(\.event)
+            let messages = try storedMessages(JournaledMessage.positions(in: page)) { sql, binds in
+                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
+            }
+            try JournaledMessage.attach(messages, to: &page)
+            return page
+        } catch let error as StorageError {
+            throw error
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
         }
+    }
+
+    /// The messages at `wanted` (per channel, by position), read by `run`: what journaled events keep
+    /// once (``JournaledMessage``).
+    private func storedMessages(_ wanted: [ChannelCID: [Int]], _ run: (String, PostgresBindings) throws -> [PostgresRow]) throws
+        -> [ChannelCID: [Int: Message]] {
+        let table = StateTables.messages
+        var messages: [ChannelCID: [Int: Message]] = [:]
+        for (cid, positions) in wanted {
+            var binds = PostgresBindings()
+            binds.append(cid.description)
+            binds.append(positions.map { Int64($0) })
+            for row in try PostgresTableBinder(table).decode(run(table.select("WHERE cid = $1 AND position = ANY($2)"), binds)) {
+                messages[cid, default: [:]][row.position] = row.message
+            }
+        }
+        return messages
     }
 
     package func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {

@@ -159,6 +159,16 @@ enum SQLiteSchema {
             }
             try db.execute(sql: "UPDATE members SET read_passes = X'', delivered_passes = X'' WHERE length(read_passes) > 0 OR length(delivered_passes) > 0")
         }
+        migrator.registerMigration("v6-journaled-messages") { db in
+            // A `message.new` event is journaled without its message object, which its `messages` row
+            // already holds: which message and where it goes in the JSON. Events written before keep
+            // their whole JSON (these columns NULL).
+            try db.execute(sql: """
+                ALTER TABLE journal_events ADD COLUMN message_position INTEGER;
+                ALTER TABLE journal_events ADD COLUMN message_at INTEGER;
+                ALTER TABLE journal_events ADD COLUMN message_bytes INTEGER;
+                """)
+        }
         return migrator
     }
 }

@@ -412,6 +412,8 @@ package final class SQLiteStore: ReceiptsStore {
                     guard let position = index[commandSeq] else { continue }
                     entries[position].events.append(event)
                 }
+                let messages = try Self.storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events)), db)
+                for position in entries.indices { try JournaledMessage.attach(messages, to: &entries[position].events) }
                 return entries
             }
         } catch let error as StorageError {
@@ -460,16 +462,41 @@ package final class SQLiteStore: ReceiptsStore {
                     db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq LIMIT ?",
                     arguments: [cid.description, after, through, Int64(clamping: limit)]
                 ) { (row: StateTables.EventRow) in
-                    guard events.isEmpty || bytes + row.event.json.count <= maxBytes else { return false }
-                    bytes += row.event.json.count
+                    // The whole event's size: with the message object it is sent with.
+                    let size = row.event.json.count + (row.event.message?.length ?? 0)
+                    guard events.isEmpty || bytes + size <= maxBytes else { return false }
+                    bytes += size
                     events.append(row.event)
                     return true
                 }
+                try JournaledMessage.attach(Self.storedMessages(JournaledMessage.positions(in: events), db), to: &events)
                 return events
             }
+        } catch let error as StorageError {
+            throw error
         } catch {
             throw .unavailable(reason: "\(error)")
         }
+    }
+
+    /// The messages at `wanted` (per channel, by position), read in `db`: what journaled events keep
+    /// once (``JournaledMessage``).
+    private static func storedMessages(_ wanted: [ChannelCID: [Int]], _ db: Database) throws -> [ChannelCID: [Int: Message]] {
+        var messages: [ChannelCID: [Int: Message]] = [:]
+        for (cid, positions) in wanted {
+            // At most SQLite's bound-variable limit a statement.
+            for chunk in stride(from: 0, to: positions.count, by: 500) {
+                let part = positions[chunk..<min(positions.count, chunk + 500)]
+                let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+                var arguments: [any DatabaseValueConvertible] = [cid.description]
+                arguments += part.map { Int64($0) }
+                for row in try SQLiteTableBinder(StateTables.messages).load(
+                    db, "WHERE cid = ? AND position IN (\(marks))", arguments: StatementArguments(arguments)) {
+                    messages[cid, default: [:]][row.position] = row.message
+                }
+            }
+        }
+        return messages
     }
 
     package func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {

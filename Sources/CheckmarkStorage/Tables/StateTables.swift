@@ -224,6 +224,9 @@ enum StateTables {
             return JournalEntry(seq: try row["seq"].integer, at: Timestamp(rawValue: try row["at"].integer), command: command, events: [])
         })
 
+    /// Journal events. From schema v6, an event whose message object is kept once in ``messages``
+    /// (``JournaledMessage``) is written without it, and `message_position`, `message_at` and
+    /// `message_bytes` say which message it was and where it goes; they are NULL for whole events.
     static let journalEvents = TableDescription<EventRow>(
         name: "journal_events",
         columns: [
@@ -232,16 +235,26 @@ enum StateTables {
             .init("cid", .text, nullable: true) { .text($0.event.cid?.description) },
             .init("channel_seq", .integer, nullable: true) { .integer($0.event.channelSeq) },
             .init("type", .text) { .text($0.event.type) },
-            .init("payload", .text) { .textBytes($0.event.json) },
+            .init("payload", .text) { row in .textBytes(row.event.storedMessage.map { $0.cut(row.event.json) } ?? row.event.json) },
             .init("audience", .text, nullable: true) { .text($0.event.audience?.storedValue) },
+            .init("message_position", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.position) }) },
+            .init("message_at", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.offset) }) },
+            .init("message_bytes", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.length) }) },
         ],
         primaryKey: ["seq"],
         decode: { (row) throws(StorageError) in
+            var message: JournaledMessage?
+            if let position = try row["message_position"].optionalInteger {
+                guard let offset = try row["message_at"].optionalInteger, let length = try row["message_bytes"].optionalInteger else {
+                    throw .corrupt(path: "", reason: "a journaled event's message at position \(position) without its place")
+                }
+                message = JournaledMessage(position: Int(position), offset: Int(offset), length: Int(length))
+            }
             let event = JournalEvent(
                 seq: try row["seq"].integer, cid: try row["cid"].optionalText.flatMap(ChannelCID.init),
                 channelSeq: try row["channel_seq"].optionalInteger, type: try row["type"].text,
                 audience: try row["audience"].optionalText.flatMap(EventAudience.init(storedValue:)),
-                json: Array(try row["payload"].text.utf8))
+                json: Array(try row["payload"].text.utf8), message: message)
             return (try row["command_seq"].integer, event)
         })
 

@@ -6,6 +6,9 @@ public struct EncodedEvent: Sendable, Hashable {
     public private(set) var stored: [UInt8]
     /// Whether recipients' counts are appended.
     public var carriesCounts: Bool
+    /// Where ``stored`` holds the event's message object, when the journal may keep that object once,
+    /// in storage (`message.new`; see `JournaledMessage`).
+    public var messageObject: Range<Int>?
 
     /// An event from its stored form (as the encoder makes it, and as the journal and traces keep it),
     /// to be completed per recipient.
@@ -13,9 +16,10 @@ public struct EncodedEvent: Sendable, Hashable {
         self.init(stored: json, carriesCounts: ReceiptsEventPayload.carriesCounts(type: type))
     }
 
-    init(stored json: [UInt8], carriesCounts: Bool) {
+    init(stored json: [UInt8], carriesCounts: Bool, messageObject: Range<Int>? = nil) {
         stored = json
         self.carriesCounts = carriesCounts
+        self.messageObject = messageObject
     }
 
     /// The JSON object up to (not including) its closing brace: a view of ``stored``, not a copy.

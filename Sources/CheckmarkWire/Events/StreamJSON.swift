@@ -65,13 +65,20 @@ public enum StreamJSON {
     /// A message (`MessageResponse`). `replyCount` is the thread's size for a parent message (0 in the
     /// event that announces a new message).
     public static func write(message: Message, sender: User?, replyCount: Int = 0, into writer: inout JSONWriter) {
+        write(message: message, replyCount: replyCount, into: &writer) { writer in
+            write(user: sender ?? User(id: message.userID), into: &writer)
+        }
+    }
+
+    /// ``write(message:sender:replyCount:into:)`` with the sender written by `writeSender`.
+    static func write(message: Message, replyCount: Int, into writer: inout JSONWriter, writeSender: (inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.field("id", message.id)
         writer.field("text", message.text)
         writer.field("html", "")
         writer.field("type", message.kind.rawValue)
         writer.key("user")
-        write(user: sender ?? User(id: message.userID), into: &writer)
+        writeSender(&writer)
         writer.field("cid", message.cid)
         writer.field("created_at", message.createdAt)
         writer.field("updated_at", message.createdAt)
@@ -221,6 +228,7 @@ public enum StreamJSON {
     private static func encode(_ event: ReceiptsEvent, channelSeq: Int64?, writeUser: (User, inout JSONWriter) -> Void) -> EncodedEvent {
         // Events with a channel object are about 2 KiB, the others about 1 KiB: one allocation each.
         var writer = JSONWriter(capacity: event.payload.carriesChannelObject ? 3072 : 1024)
+        var messageObject: Range<Int>?
         writer.beginObject()
         writer.field("type", event.type)
         if let cid = event.cid {
@@ -237,9 +245,22 @@ public enum StreamJSON {
         case .messageNew(let message, let sender, let watcherCount):
             writer.field("message_id", message.id)
             writer.key("message")
-            write(message: message, sender: sender, into: &writer)
+            let messageStart = writer.count
+            var senderInMessage = 0..<0
+            write(message: message, replyCount: 0, into: &writer) { writer in
+                let start = writer.count
+                writeUser(sender, &writer)
+                senderInMessage = start..<writer.count
+            }
+            let messageEnd = writer.count
             writer.key("user")
+            let senderStart = writer.count
             writeUser(sender, &writer)
+            // The journal keeps the message object once, in storage, when the event's `user` can
+            // stand in for the sender in it (``wholeJSON(of:)``).
+            if writer.bytes[senderInMessage].elementsEqual(writer.bytes[senderStart..<writer.count]) {
+                messageObject = messageStart..<messageEnd
+            }
             writer.field("watcher_count", watcherCount)
         case .notificationMessageNew(let message, let sender, let channel, let watcherCount):
             writer.field("message_id", message.id)
@@ -286,6 +307,6 @@ public enum StreamJSON {
         }
         // Closed without counts: recipients' counts, where carried, go before the closing brace.
         writer.endObject()
-        return EncodedEvent(stored: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type))
+        return EncodedEvent(stored: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type), messageObject: messageObject)
     }
 }
