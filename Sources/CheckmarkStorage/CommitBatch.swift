@@ -41,6 +41,15 @@ package struct CommitBatch: Sendable {
             messages.append((key.position, message))
         }
         messages.sort { $0.message.createdAt < $1.message.createdAt }
+        // A command journaled without its text only when the batch stores that very text.
+        for index in self.entries.indices {
+            guard let position = self.entries[index].messagePosition else { continue }
+            guard case .sendMessage(let cid, _, let draft) = self.entries[index].command,
+                  messages.contains(where: { $0.position == position && $0.message.cid == cid && $0.message.text == draft.text }) else {
+                self.entries[index].messagePosition = nil
+                continue
+            }
+        }
         for key in footprint.threadReads where !footprint.channels.contains(key.cid) {
             guard let read = engine.channels[key.cid]?.threads[key.parentID]?.reads[key.userID] else { continue }
             threadReads.append(ThreadReadRow(cid: key.cid, parentID: key.parentID, userID: key.userID, read: read))

@@ -8,12 +8,48 @@ package struct JournalEntry: Sendable, Hashable {
     package var at: Timestamp
     package var command: ReceiptsCommand
     package var events: [JournalEvent]
+    /// For a `send_message`, the position of the message it made in its channel: the journal then
+    /// keeps the command without the text, which the message's row holds, and reads it back whole.
+    package var messagePosition: Int?
 
-    package init(seq: Int64, at: Timestamp, command: ReceiptsCommand, events: [JournalEvent]) {
+    package init(seq: Int64, at: Timestamp, command: ReceiptsCommand, events: [JournalEvent], messagePosition: Int? = nil) {
         self.seq = seq
         self.at = at
         self.command = command
         self.events = events
+        self.messagePosition = messagePosition
+    }
+
+    /// The command as the journal keeps it: a `send_message` whose message's row holds its text
+    /// (``messagePosition``) without that text.
+    var storedCommand: ReceiptsCommand {
+        guard messagePosition != nil, case .sendMessage(let cid, let userID, var draft) = command else { return command }
+        draft.text = ""
+        return .sendMessage(cid: cid, userID: userID, draft: draft)
+    }
+
+    /// Per channel, the positions of the messages whose texts `entries` read back leave out.
+    static func textPositions(in entries: [JournalEntry]) -> [ChannelCID: [Int]] {
+        var positions: [ChannelCID: [Int]] = [:]
+        for entry in entries {
+            guard let position = entry.messagePosition, case .sendMessage(let cid, _, _) = entry.command else { continue }
+            positions[cid, default: []].append(position)
+        }
+        return positions
+    }
+
+    /// Gives each `send_message` read back the text its message's row holds (`texts`, per channel by
+    /// position). - Throws: ``StorageError/corrupt(path:reason:)`` when that message is not stored.
+    static func restoreTexts(_ texts: [ChannelCID: [Int: String]], in entries: inout [JournalEntry]) throws(StorageError) {
+        for index in entries.indices {
+            guard let position = entries[index].messagePosition, case .sendMessage(let cid, let userID, var draft) = entries[index].command else { continue }
+            guard let text = texts[cid]?[position] else {
+                throw .corrupt(path: "", reason: "journal command \(entries[index].seq) sent message \(position) of \(cid), which is not stored")
+            }
+            draft.text = text
+            entries[index].command = .sendMessage(cid: cid, userID: userID, draft: draft)
+            entries[index].messagePosition = nil
+        }
     }
 }
 

@@ -128,4 +128,41 @@ struct JournaledMessageTests {
         #expect(both.count == 2 && both[0].message == nil && both[1].message?.message?.text == "new")
         #expect(String(decoding: both[1].json, as: UTF8.self) == Self.prefix + Self.suffix)
     }
+
+    /// A `send_message` is journaled without its text when its message is stored with it, and read
+    /// back whole: by the export and, in a cluster, by the nodes that apply it.
+    @Test(arguments: StoreKind.available) func aSendMessageIsJournaledWithoutItsTextAndReadBackWhole(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let store = try location.open()
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try StorageRoundTripTests.applyAndCommit(Array(StorageRoundTripTests.history.prefix(5)), to: store, engine: &engine, seq: &seq)
+        let text = String(repeating: "a long text ✓ ", count: 40)
+        var sent: [ReceiptsCommand] = []
+        for (index, id) in ["k1", "k2"].enumerated() {
+            let command = ReceiptsCommand.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: id, text: text + id))
+            _ = try engine.apply(command, at: Timestamp(rawValue: 1_763_100_000_000_000 + Int64(index))).get()
+            seq += 1
+            let position = try #require(engine.channels[Self.general]?.messages.position(of: id))
+            // The second names a position whose message has another text: it is kept whole.
+            let entry = JournalEntry(seq: seq, at: engine.clock, command: command, events: [], messagePosition: index == 0 ? position : position - 1)
+            try store.commit(CommitBatch(entries: [entry], footprint: engine.takeFootprint(), engine: engine))
+            sent.append(command)
+        }
+        let read = try store.journal(after: seq - 2, limit: 10)
+        #expect(read.map(\.command) == sent && read.allSatisfy { $0.messagePosition == nil })
+        if let shared = store as? any SharedReceiptsStore {
+            #expect(try shared.commands(after: seq - 2, limit: 10).map(\.command) == sent)
+        }
+        if case .sqlite(let directory) = location {
+            let queue = try DatabaseQueue(path: directory.path + "/checkmark.sqlite")
+            let stored = try queue.read { db in
+                try Row.fetchAll(db, sql: "SELECT command, message_position FROM journal WHERE seq > ? ORDER BY seq", arguments: [seq - 2])
+            }
+            try queue.close()
+            #expect(!(stored[0]["command"] as String).contains("a long text") && (stored[0]["message_position"] as Int64?) != nil)
+            #expect((stored[1]["command"] as String).contains("a long text") && (stored[1]["message_position"] as Int64?) == nil)
+        }
+    }
 }

@@ -484,7 +484,20 @@ package final class ReceiptsService: Sendable {
                 audience: event.audience, json: replayable ? encoded.encoded.stored : [],
                 message: replayable ? journaledMessage(of: event, encoded.encoded) : nil))
         }
-        return JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events)
+        return JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events,
+                            messagePosition: sentMessagePosition(command, shared))
+    }
+
+    /// The position of the message a `send_message` made (its `message.new`'s), for the journal to
+    /// keep the command without the text that message's row holds.
+    private func sentMessagePosition(_ command: ReceiptsCommand, _ shared: [(ReceiptsEvent, SharedEvent)]) -> Int? {
+        guard case .sendMessage(let cid, _, _) = command else { return nil }
+        for (event, _) in shared {
+            if case .messageNew(let message, _, _) = event.payload, message.cid == cid {
+                return state.value.engine.channels[cid]?.messages.position(of: message.id)
+            }
+        }
+        return nil
     }
 
     /// Where a `message.new` event's message object is, for the journal to keep it once: the message

@@ -58,11 +58,13 @@ enum PostgresSchema {
             ALTER TABLE messages DROP CONSTRAINT messages_id_key;
             ALTER TABLE messages ADD CONSTRAINT messages_cid_id_key UNIQUE (cid, id);
             """),
-        // A `message.new` event is journaled without its message object, which its `messages` row
-        // already holds; events written before keep their whole JSON (these columns NULL).
+        // A message is stored once, in its `messages` row: a `message.new` event is journaled without
+        // its message object and a `send_message` without its text. What was written before stays
+        // whole (these columns NULL).
         ("v6-journaled-messages", """
             ALTER TABLE journal_events ADD COLUMN message_position BIGINT, ADD COLUMN message_at BIGINT,
                 ADD COLUMN message_bytes BIGINT;
+            ALTER TABLE journal ADD COLUMN message_position BIGINT;
             """),
     ]
 }

@@ -362,6 +362,8 @@ package final class PostgresStore: SharedReceiptsStore {
         try checkOpen()
         do {
             return try fetchCommands(after: seq, limit: limit)
+        } catch let error as StorageError {
+            throw error
         } catch {
             throw .unavailable(reason: "reading the journal: \(Self.describe(error))")
         }
@@ -370,11 +372,16 @@ package final class PostgresStore: SharedReceiptsStore {
     private func fetchCommands(after seq: Int64, limit: Int?) throws -> [JournalEntry] {
         var binds = PostgresBindings()
         binds.append(seq)
-        let sql = "SELECT seq, at, command FROM journal WHERE seq > $1 ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? "")
-        return try run(sql, binds).map { row in
-            let (entrySeq, at, command) = try row.decode((Int64, Int64, String).self)
-            return JournalEntry(seq: entrySeq, at: Timestamp(rawValue: at), command: try CommandCodec.decode(Array(command.utf8)), events: [])
+        let sql = "SELECT seq, at, command, message_position FROM journal WHERE seq > $1 ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? "")
+        var entries = try run(sql, binds).map { row in
+            let (entrySeq, at, command, messagePosition) = try row.decode((Int64, Int64, String, Int64?).self)
+            return JournalEntry(seq: entrySeq, at: Timestamp(rawValue: at), command: try CommandCodec.decode(Array(command.utf8)), events: [],
+                                messagePosition: messagePosition.map { Int($0) })
         }
+        // A `send_message` is kept without the text its message's row holds (committed with it).
+        let wanted = JournalEntry.textPositions(in: entries)
+        if !wanted.isEmpty { try JournalEntry.restoreTexts(storedTexts(wanted) { sql, binds in try run(sql, binds) }, in: &entries) }
+        return entries
     }
 
     package func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
@@ -458,21 +465,29 @@ package final class PostgresStore: SharedReceiptsStore {
         try checkOpen()
         guard !positions.isEmpty else { return [:] }
         do {
-            var binds = PostgresBindings()
-            binds.append(cid.description)
-            binds.append(positions.map { Int64($0) })
-            let query = PostgresQuery(unsafeSQL: "SELECT position, text FROM messages WHERE cid = $1 AND position = ANY($2)", binds: binds)
             let connection = try journalReader()
-            let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
-            var texts: [Int: String] = [:]
-            for row in rows {
-                let (position, text) = try row.decode((Int64, String).self)
-                texts[Int(position)] = text
-            }
-            return texts
+            return try storedTexts([cid: positions]) { sql, binds in
+                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
+            }[cid] ?? [:]
         } catch {
             throw .unavailable(reason: "reading archived messages: \(Self.describe(error))")
         }
+    }
+
+    /// The texts of the messages at `wanted` (per channel, by position), read by `run`.
+    private func storedTexts(_ wanted: [ChannelCID: [Int]], _ run: (String, PostgresBindings) throws -> [PostgresRow]) throws
+        -> [ChannelCID: [Int: String]] {
+        var texts: [ChannelCID: [Int: String]] = [:]
+        for (cid, positions) in wanted {
+            var binds = PostgresBindings()
+            binds.append(cid.description)
+            binds.append(positions.map { Int64($0) })
+            for row in try run("SELECT position, text FROM messages WHERE cid = $1 AND position = ANY($2)", binds) {
+                let (position, text) = try row.decode((Int64, String).self)
+                texts[cid, default: [:]][Int(position)] = text
+            }
+        }
+        return texts
     }
 
     /// The journal reader's connection, opened (in the location's schema) when there is none or it was

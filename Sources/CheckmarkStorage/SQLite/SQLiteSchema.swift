@@ -160,13 +160,15 @@ enum SQLiteSchema {
             try db.execute(sql: "UPDATE members SET read_passes = X'', delivered_passes = X'' WHERE length(read_passes) > 0 OR length(delivered_passes) > 0")
         }
         migrator.registerMigration("v6-journaled-messages") { db in
-            // A `message.new` event is journaled without its message object, which its `messages` row
-            // already holds: which message and where it goes in the JSON. Events written before keep
-            // their whole JSON (these columns NULL).
+            // A message is stored once, in its `messages` row: a `message.new` event is journaled
+            // without its message object (which message, and where it goes in the JSON), and a
+            // `send_message` without its text (which message). What was written before stays whole
+            // (these columns NULL).
             try db.execute(sql: """
                 ALTER TABLE journal_events ADD COLUMN message_position INTEGER;
                 ALTER TABLE journal_events ADD COLUMN message_at INTEGER;
                 ALTER TABLE journal_events ADD COLUMN message_bytes INTEGER;
+                ALTER TABLE journal ADD COLUMN message_position INTEGER;
                 """)
         }
         return migrator

@@ -208,20 +208,24 @@ enum StateTables {
         primaryKey: ["cid"],
         decode: { (row) throws(StorageError) in (try cid(row["cid"].text), try row["last_seq"].integer) })
 
-    /// Journal entries (their events are rows of ``journalEvents``).
+    /// Journal entries (their events are rows of ``journalEvents``). From schema v6 a `send_message`
+    /// whose message is stored in the same commit is written without its text, and `message_position`
+    /// says which message holds it (``JournalEntry/messagePosition``).
     static let journal = TableDescription<JournalEntry>(
         name: "journal",
         columns: [
             .init("seq", .integer) { .integer($0.seq) },
             .init("at", .integer) { .integer($0.at.rawValue) },
-            .init("command", .text) { .textBytes(CommandCodec.encode($0.command)) },
+            .init("command", .text) { .textBytes(CommandCodec.encode($0.storedCommand)) },
+            .init("message_position", .integer, nullable: true) { .integer($0.messagePosition.map(Int64.init)) },
         ],
         primaryKey: ["seq"],
         decode: { (row) throws(StorageError) in
             let text = try row["command"].text
             let command: ReceiptsCommand
             do { command = try CommandCodec.decode(Array(text.utf8)) } catch { throw .corrupt(path: "", reason: "journal command: \(error)") }
-            return JournalEntry(seq: try row["seq"].integer, at: Timestamp(rawValue: try row["at"].integer), command: command, events: [])
+            return JournalEntry(seq: try row["seq"].integer, at: Timestamp(rawValue: try row["at"].integer), command: command, events: [],
+                                messagePosition: try row["message_position"].optionalInteger.map { Int($0) })
         })
 
     /// Journal events. From schema v6, an event whose message object is kept once in ``messages``
