@@ -158,6 +158,44 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Issue 44: a member far behind who reads to the end, or marks unread by a time, pays for the
+    // messages it names, not for the history it skipped. 200 members who never read 50,000 messages
+    // (one writer); each iteration, the next of them reads everything, or marks unread from a time
+    // among the newest messages.
+    let farBehind: ReceiptsEngine = {
+        var engine = ReceiptsEngine()
+        var now: Int64 = 1_763_000_000_000_000
+        let readers = (0..<200).map { "reader-\($0)" }
+        for id in ["writer"] + readers { _ = engine.apply(.upsertUser(User(id: id, name: id)), at: Timestamp(rawValue: now)) }
+        _ = engine.apply(.createChannel(cid: general, createdBy: "writer", members: ["writer"] + readers), at: Timestamp(rawValue: now))
+        for n in 0..<50_000 {
+            now += 1_000
+            _ = engine.apply(.sendMessage(cid: general, userID: "writer", draft: MessageDraft(id: "m\(n)", text: "m")), at: Timestamp(rawValue: now))
+        }
+        return engine
+    }()
+    Benchmark("mark-read-far-behind-50k-messages", configuration: .init(metrics: metrics, scalingFactor: .one, maxIterations: 200)) { benchmark in
+        var engine = farBehind
+        var next = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? engine.apply(.markRead(cid: general, userID: "reader-\(next % 200)", messageID: nil), at: Timestamp(rawValue: 1_764_000_000_000_000)).get())
+            next += 1
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("mark-unread-by-time-50k-messages", configuration: .init(metrics: metrics, scalingFactor: .one, maxIterations: 200)) { benchmark in
+        var engine = farBehind
+        let since = Timestamp(rawValue: 1_763_000_000_000_000 + 49_950 * 1_000)
+        var next = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? engine.apply(.markUnread(cid: general, userID: "reader-\(next % 200)", from: .timestamp(since)), at: Timestamp(rawValue: 1_764_000_000_000_000)).get())
+            next += 1
+        }
+        benchmark.stopMeasurement()
+    }
+
     // A watch's channel state lists at most 100 read states: its cost must not grow with the channel.
     // The channels are built once (globals are initialised on first use), not for every sample.
     for members in [1_000, 16_000] {

@@ -72,7 +72,9 @@ extension ReceiptsEngine {
             view.lastRead = read.lastRead
             view.lastReadMessageID = read.lastReadMessageID
             view.unreadMessages = read.unreadMessages
-            view.firstUnreadMessageID = read.markedUnreadMessageID ?? firstUnread(in: channel, for: userID, from: read.readPosition)
+            // No unread message (rule 4's count is 0): nothing to look for, however far back the pointer.
+            view.firstUnreadMessageID = read.markedUnreadMessageID
+                ?? (read.unreadMessages > 0 ? firstUnread(in: channel, for: userID, from: read.readPosition) : nil)
         }
         if showDelivery {
             view.lastDeliveredAt = read.lastDeliveredAt

@@ -149,7 +149,7 @@ extension ReceiptsEngine {
             }
             index = found
         case .timestamp(let time):
-            guard let found = channel.messages.indices.first(where: { channel.messages.isChannelMessage(at: $0) && channel.messages.createdAt(at: $0) >= time }) else {
+            guard let found = channel.firstChannelMessage(createdAtOrAfter: time) else {
                 throw .invalidArgument("no message at or after \(time.rfc3339)")
             }
             index = found

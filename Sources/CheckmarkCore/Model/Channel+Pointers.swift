@@ -23,15 +23,20 @@ extension Channel {
         let lastRead = position == messages.count
             ? max(now, messages.createdAt(at: position - 1))
             : messages.createdAt(at: position - 1)
-        // The unread count drops by what the pointer passed: O(messages passed), not O(channel).
-        let passedUnread = countUnread(for: userID, in: current..<position)
+        // The unread count (rule 4's count from the pointer) is counted over the shorter stretch: none
+        // when the pointer reaches the end, what stays unread after it when that is shorter than what
+        // it passed, else what it passed, taken off the count. A member far behind who reads
+        // everything does not pay for the history it skipped.
+        let remaining: Int? = position == messages.count ? 0
+            : messages.count - position <= position - current ? countUnread(for: userID, from: position) : nil
+        let passedUnread = remaining == nil ? countUnread(for: userID, in: current..<position) : 0
         func advance(_ read: inout ReadState) -> UnreadChange {
             let old = read.unreadMessages
             read.readPosition = position
             read.lastReadMessageID = newest?.id
             read.lastRead = lastRead
             read.markedUnreadMessageID = nil
-            read.unreadMessages = old - passedUnread
+            read.unreadMessages = remaining ?? old - passedUnread
             read.readPasses.record(position: position, at: now)
             Self.raiseDelivered(&read, to: position, newest: newest)
             return UnreadChange(old: old, new: read.unreadMessages)

@@ -78,18 +78,35 @@ public struct Channel: Sendable {
     /// The newest message's time, or the channel's creation time.
     public var lastMessageAt: Timestamp? { messages.lastCreatedAt }
 
-    /// Index of the last channel message (not thread-only) before `index`, if any.
+    /// Index of the last channel message (not thread-only) before `index`, if any: O(log n).
     func channelMessage(before index: Int) -> Int? {
-        var i = index - 1
-        while i >= 0 {
-            if messages.isChannelMessage(at: i) { return i }
-            i -= 1
-        }
-        return nil
+        let count = channelMessagesBefore(index)
+        return count > 0 ? channelMessagePositions[count - 1] : nil
     }
 
-    /// Index of the last channel message (not thread-only), if any.
-    var lastChannelMessageIndex: Int? { channelMessage(before: messages.count) }
+    /// How many channel messages (not thread-only) lie before `index`: where `index` would go in
+    /// ``channelMessagePositions`` (which increases).
+    func channelMessagesBefore(_ index: Int) -> Int {
+        var low = 0
+        var high = channelMessagePositions.count
+        while low < high {
+            let mid = (low + high) / 2
+            if channelMessagePositions[mid] < index { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// The first channel message created at or after `time`, if any: O(log n), since messages are
+    /// created in time order.
+    func firstChannelMessage(createdAtOrAfter time: Timestamp) -> Int? {
+        var low = 0
+        var high = channelMessagePositions.count
+        while low < high {
+            let mid = (low + high) / 2
+            if messages.createdAt(at: channelMessagePositions[mid]) < time { low = mid + 1 } else { high = mid }
+        }
+        return low < channelMessagePositions.count ? channelMessagePositions[low] : nil
+    }
 
     /// Messages after `position` that count as unread for `userID` (rule 4), recounted.
     public func countUnread(for userID: String, from position: Int) -> Int {
@@ -134,15 +151,9 @@ public struct Channel: Sendable {
         return count
     }
 
-    /// Positions of the channel's last `limit` channel messages (mark unread reaches only these).
+    /// Whether at most `limit` channel messages lie at or after `index` (mark unread reaches only the
+    /// last `limit`): O(log n).
     func isAmongLast(_ limit: Int, index: Int) -> Bool {
-        var seen = 0
-        var i = messages.count - 1
-        while i >= index {
-            if messages.isChannelMessage(at: i) { seen += 1 }
-            if seen > limit { return false }
-            i -= 1
-        }
-        return true
+        channelMessagePositions.count - channelMessagesBefore(index) <= limit
     }
 }
