@@ -79,9 +79,23 @@ struct MessageArchiveTests {
     @Test func aRecalledTextIsHeldWithoutUnarchivingTheMessage() {
         var log = Self.log(4)
         log.markDurable(count: 4, keepingNewest: 1)
-        log.recall("text 1", at: 1)
+        log.recall("text 1", at: 1, keepingAtMost: 2)
         #expect(log.text(at: 1) == "text 1" && log.holdsText(at: 1))
         #expect(log.text(at: 0) == nil && log.archivedCount == 3)
+    }
+
+    /// Titles of old threads do not pile up: a channel holds at most as many recalled texts as its
+    /// window, the longest recalled going first (and read again when a command needs it).
+    @Test func recalledTextsAreBoundedAndTheLongestRecalledGoesFirst() {
+        var log = Self.log(10)
+        log.markDurable(count: 10, keepingNewest: 1)
+        for position in 0..<5 { log.recall("text \(position)", at: position, keepingAtMost: 3) }
+        #expect(log.recalledCount == 3)
+        #expect((0..<5).map { log.text(at: $0) } == [nil, nil, "text 2", "text 3", "text 4"])
+        log.recall("text 2", at: 2, keepingAtMost: 3)
+        #expect(log.recalledCount == 3, "recalling a held text again keeps one copy")
+        log.recall("text 0", at: 0, keepingAtMost: 3)
+        #expect((0..<5).map { log.text(at: $0) } == ["text 0", nil, nil, "text 3", "text 4"])
     }
 
     @Test func aRestoredLogArchivesWhatTheLoaderLeftOut() {

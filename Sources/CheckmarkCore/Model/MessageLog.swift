@@ -23,8 +23,10 @@ public struct MessageLog: Sendable {
     private var authorRefByName: [String: UInt32] = [:]
     /// The parent message id of each reply, by the reply's position (replies only).
     private var parentIDs: [Int: String] = [:]
-    /// Archived texts read back from storage for a thread's title (``recall(_:at:)``), by position.
+    /// Archived texts read back from storage for a thread's title (``recall(_:at:keepingAtMost:)``), by
+    /// position, and their positions in the order they were recalled.
     private var recalledTexts: [Int: String] = [:]
+    private var recalledOrder: [Int] = []
     /// Messages storage confirmed: positions below this one.
     public private(set) var durableCount = 0
     /// Positions below this one were looked at for archiving.
@@ -190,11 +192,22 @@ public struct MessageLog: Sendable {
         }
     }
 
-    /// Holds the text storage gave back for an archived message that a thread's title needs.
-    public mutating func recall(_ text: String, at position: Int) {
+    /// Holds the text storage gave back for an archived message that a thread's title needs: at most
+    /// `limit` such texts, the longest recalled dropped first (a command that needs one again reads
+    /// it again), so that titles of old threads do not pile up in memory.
+    public mutating func recall(_ text: String, at position: Int, keepingAtMost limit: Int) {
         guard flags[position].contains(.archived) else { return }
-        recalledTexts[position] = text
+        guard recalledTexts.updateValue(text, forKey: position) == nil else { return }
+        recalledOrder.append(position)
+        let excess = recalledOrder.count - max(limit, 1)
+        if excess > 0 {
+            for dropped in recalledOrder.prefix(excess) { recalledTexts[dropped] = nil }
+            recalledOrder.removeFirst(excess)
+        }
     }
+
+    /// How many archived texts are held for threads' titles.
+    public var recalledCount: Int { recalledTexts.count }
 
     /// How many texts are archived (the rest are held).
     public var archivedCount: Int { archivedThrough }

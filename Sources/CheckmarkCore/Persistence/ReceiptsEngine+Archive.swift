@@ -18,9 +18,10 @@ extension ReceiptsEngine {
     }
 
     /// The text storage gave back for the archived message at `position` of `cid`, which a command
-    /// refused with ``ReceiptsError/archivedText(cid:position:)`` needs (a thread's title).
+    /// refused with ``ReceiptsError/archivedText(cid:position:)`` needs (a thread's title). A channel
+    /// holds at most ``messageWindow`` such texts besides its window's.
     package mutating func recallText(_ text: String, of cid: ChannelCID, at position: Int) {
         guard let index = channels.index(forKey: cid), position < channels.values[index].messages.count else { return }
-        channels.values[index].messages.recall(text, at: position)
+        channels.values[index].messages.recall(text, at: position, keepingAtMost: messageWindow)
     }
 }
