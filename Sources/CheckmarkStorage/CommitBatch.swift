@@ -45,7 +45,8 @@ package struct CommitBatch: Sendable {
         for index in self.entries.indices {
             guard let position = self.entries[index].messagePosition else { continue }
             guard case .sendMessage(let cid, _, let draft) = self.entries[index].command,
-                  messages.contains(where: { $0.position == position && $0.message.cid == cid && $0.message.text == draft.text }) else {
+                  footprint.messages.contains(StateFootprint.MessageKey(cid: cid, position: position)),
+                  let log = engine.channels[cid]?.messages, position < log.count, log.text(at: position) == draft.text else {
                 self.entries[index].messagePosition = nil
                 continue
             }

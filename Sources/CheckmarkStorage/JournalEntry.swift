@@ -38,12 +38,12 @@ package struct JournalEntry: Sendable, Hashable {
         return positions
     }
 
-    /// Gives each `send_message` read back the text its message's row holds (`texts`, per channel by
-    /// position). - Throws: ``StorageError/corrupt(path:reason:)`` when that message is not stored.
-    static func restoreTexts(_ texts: [ChannelCID: [Int: String]], in entries: inout [JournalEntry]) throws(StorageError) {
+    /// Gives each `send_message` read back the text its message's row holds (`messages`, per channel
+    /// by position). - Throws: ``StorageError/corrupt(path:reason:)`` when that message is not stored.
+    static func restoreTexts(_ messages: [ChannelCID: [Int: Message]], in entries: inout [JournalEntry]) throws(StorageError) {
         for index in entries.indices {
             guard let position = entries[index].messagePosition, case .sendMessage(let cid, let userID, var draft) = entries[index].command else { continue }
-            guard let text = texts[cid]?[position] else {
+            guard let text = messages[cid]?[position]?.text else {
                 throw .corrupt(path: "", reason: "journal command \(entries[index].seq) sent message \(position) of \(cid), which is not stored")
             }
             draft.text = text

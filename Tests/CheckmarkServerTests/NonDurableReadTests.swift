@@ -11,7 +11,7 @@ import Testing
 
 /// The real SQLite store whose next commit can be held and then failed: storage failing under a
 /// command, as a full disk does, at a moment the test chooses.
-final class FailingCommitStore: ReceiptsStore, @unchecked Sendable {
+final class FailingCommitStore: SQLiteStoreWrapper, @unchecked Sendable {
     let store: SQLiteStore
     private let armed = NIOLockedValueBox(false)
     private let gate = DispatchSemaphore(value: 0)
@@ -29,20 +29,6 @@ final class FailingCommitStore: ReceiptsStore, @unchecked Sendable {
         }
         try store.commit(batch)
     }
-
-    func load(messageWindow: Int) throws(StorageError) -> StoredState { try store.load(messageWindow: messageWindow) }
-    func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
-        try store.archivedTexts(cid, positions: positions)
-    }
-    func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] { try store.journal(after: seq, limit: limit) }
-    func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
-        try store.channelEvents(cid, after: after, through: through, limit: limit, maxBytes: maxBytes)
-    }
-    func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
-        try store.prune(policy, now: now, limit: limit)
-    }
-    var isReady: Bool { store.isReady }
-    func close() { store.close() }
 }
 
 /// Issue 18: "a read answered while a commit is failing returned a message that was never durable.

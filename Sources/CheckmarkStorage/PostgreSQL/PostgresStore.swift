@@ -380,7 +380,7 @@ package final class PostgresStore: SharedReceiptsStore {
         }
         // A `send_message` is kept without the text its message's row holds (committed with it).
         let wanted = JournalEntry.textPositions(in: entries)
-        if !wanted.isEmpty { try JournalEntry.restoreTexts(storedTexts(wanted) { sql, binds in try run(sql, binds) }, in: &entries) }
+        if !wanted.isEmpty { try JournalEntry.restoreTexts(storedMessages(wanted) { sql, binds in try run(sql, binds) }, in: &entries) }
         return entries
     }
 
@@ -444,8 +444,8 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// The messages at `wanted` (per channel, by position), read by `run`: what journaled events keep
-    /// once (``JournaledMessage``).
+    /// The messages at `wanted` (per channel, by position), read by `run`: archived texts, and what journaled
+    /// events and commands keep once (``JournaledMessage``, ``JournalEntry/messagePosition``).
     private func storedMessages(_ wanted: [ChannelCID: [Int]], _ run: (String, PostgresBindings) throws -> [PostgresRow]) throws
         -> [ChannelCID: [Int: Message]] {
         let table = StateTables.messages
@@ -466,28 +466,12 @@ package final class PostgresStore: SharedReceiptsStore {
         guard !positions.isEmpty else { return [:] }
         do {
             let connection = try journalReader()
-            return try storedTexts([cid: positions]) { sql, binds in
+            return try storedMessages([cid: positions]) { sql, binds in
                 try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
-            }[cid] ?? [:]
+            }[cid]?.mapValues(\.text) ?? [:]
         } catch {
             throw .unavailable(reason: "reading archived messages: \(Self.describe(error))")
         }
-    }
-
-    /// The texts of the messages at `wanted` (per channel, by position), read by `run`.
-    private func storedTexts(_ wanted: [ChannelCID: [Int]], _ run: (String, PostgresBindings) throws -> [PostgresRow]) throws
-        -> [ChannelCID: [Int: String]] {
-        var texts: [ChannelCID: [Int: String]] = [:]
-        for (cid, positions) in wanted {
-            var binds = PostgresBindings()
-            binds.append(cid.description)
-            binds.append(positions.map { Int64($0) })
-            for row in try run("SELECT position, text FROM messages WHERE cid = $1 AND position = ANY($2)", binds) {
-                let (position, text) = try row.decode((Int64, String).self)
-                texts[cid, default: [:]][Int(position)] = text
-            }
-        }
-        return texts
     }
 
     /// The journal reader's connection, opened (in the location's schema) when there is none or it was

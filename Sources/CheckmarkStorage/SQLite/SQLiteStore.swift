@@ -413,7 +413,7 @@ package final class SQLiteStore: ReceiptsStore {
                     entries[position].events.append(event)
                 }
                 // A `send_message` is kept without the text its message's row holds (committed with it).
-                try JournalEntry.restoreTexts(Self.storedTexts(JournalEntry.textPositions(in: entries), db), in: &entries)
+                try JournalEntry.restoreTexts(Self.storedMessages(JournalEntry.textPositions(in: entries), db), in: &entries)
                 let messages = try Self.storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events)), db)
                 for position in entries.indices { try JournaledMessage.attach(messages, to: &entries[position].events) }
                 return entries
@@ -481,8 +481,8 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    /// The messages at `wanted` (per channel, by position), read in `db`: what journaled events keep
-    /// once (``JournaledMessage``).
+    /// The messages at `wanted` (per channel, by position), read in `db`: archived texts, and what journaled
+    /// events and commands keep once (``JournaledMessage``, ``JournalEntry/messagePosition``).
     private static func storedMessages(_ wanted: [ChannelCID: [Int]], _ db: Database) throws -> [ChannelCID: [Int: Message]] {
         var messages: [ChannelCID: [Int: Message]] = [:]
         for (cid, positions) in wanted {
@@ -505,28 +505,10 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         guard !positions.isEmpty else { return [:] }
         do {
-            return try reader.read { db in try Self.storedTexts([cid: positions], db)[cid] ?? [:] }
+            return try reader.read { db in try Self.storedMessages([cid: positions], db)[cid]?.mapValues(\.text) ?? [:] }
         } catch {
             throw .unavailable(reason: "\(error)")
         }
-    }
-
-    /// The texts of the messages at `wanted` (per channel, by position), read in `db`.
-    private static func storedTexts(_ wanted: [ChannelCID: [Int]], _ db: Database) throws -> [ChannelCID: [Int: String]] {
-        var texts: [ChannelCID: [Int: String]] = [:]
-        for (cid, positions) in wanted {
-            // At most SQLite's bound-variable limit a statement: pages are far smaller.
-            for chunk in stride(from: 0, to: positions.count, by: 500) {
-                let part = positions[chunk..<min(positions.count, chunk + 500)]
-                let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
-                var arguments: [any DatabaseValueConvertible] = [cid.description]
-                arguments += part.map { Int64($0) }
-                let rows = try Row.fetchAll(db, sql: "SELECT position, text FROM messages WHERE cid = ? AND position IN (\(marks))",
-                                            arguments: StatementArguments(arguments))
-                for row in rows { texts[cid, default: [:]][Int(row["position"] as Int64)] = row["text"] as String }
-            }
-        }
-        return texts
     }
 
     package func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
