@@ -9,12 +9,15 @@ package struct CommitBatch: Sendable {
     /// Channels whose row and whole member list are rewritten.
     package var channels: [Channel] = []
     /// Single member rows whose read state changed (the rows exist: members are only added or
-    /// removed by a channel rewrite).
-    package var members: [(cid: ChannelCID, member: Member)] = []
-    /// Removed channels' leftovers are not a thing: channels are never deleted.
-    package var messages: [(position: Int, message: Message)] = []
+    /// removed by a channel rewrite), each with its channel's ``MessageLog/countableCount`` when the
+    /// batch was taken (what its unread count is as of).
+    package var members: [(cid: ChannelCID, member: Member, countableSeen: Int)] = []
+    /// New messages, each with how many messages before it in its channel count as unread for others.
+    package var messages: [(position: Int, message: Message, countableBefore: Int)] = []
     /// Thread read states that changed, outside rewritten channels (those rewrite all of theirs).
     package var threadReads: [ThreadReadRow] = []
+    /// The counts of the threads the batch's new messages reply to.
+    package var threads: [(cid: ChannelCID, parentID: String, replyCount: Int, countableReplies: Int)] = []
     package var generatedMessageIDs: Int = 0
     package var clock = Timestamp(rawValue: 0)
 
@@ -28,17 +31,32 @@ package struct CommitBatch: Sendable {
         channelTypes = footprint.channelTypes.compactMap { engine.channelTypes[$0] }
         channels = footprint.channels.compactMap { engine.channels[$0] }
         for key in footprint.members where !footprint.channels.contains(key.cid) {
-            guard let member = engine.channels[key.cid]?.members[key.userID] else { continue }
-            members.append((key.cid, member))
+            guard let channel = engine.channels[key.cid], let member = channel.members[key.userID] else { continue }
+            members.append((key.cid, member, channel.messages.countableCount))
         }
-        for key in footprint.messages {
-            guard let channel = engine.channels[key.cid], key.position < channel.messages.count else { continue }
-            // A text is archived only once storage confirmed its message (``MessageLog``): one not
-            // stored yet is always held.
-            guard let message = channel.messages.message(at: key.position) else {
-                preconditionFailure("message \(key.position) of \(key.cid) was archived before it was stored")
+        var newMessages: [ChannelCID: [Int]] = [:]
+        for key in footprint.messages { newMessages[key.cid, default: []].append(key.position) }
+        for (cid, positions) in newMessages {
+            guard let log = engine.channels[cid]?.messages else { continue }
+            // Newest first, counting back from the channel's total in one walk.
+            var countable = log.countableCount
+            var walked = log.count
+            for position in positions.sorted(by: >) where position < log.count {
+                while walked > position {
+                    walked -= 1
+                    if log.isCountable(at: walked) { countable -= 1 }
+                }
+                // A text is archived only once storage confirmed its message (``MessageLog``): one not
+                // stored yet is always held.
+                guard let message = log.message(at: position) else {
+                    preconditionFailure("message \(position) of \(cid) was archived before it was stored")
+                }
+                messages.append((position, message, countable))
+                if let parentID = message.parentID, !threads.contains(where: { $0.cid == cid && $0.parentID == parentID }),
+                   let thread = engine.channels[cid]?.threads[parentID] {
+                    threads.append((cid, parentID, thread.replyPositions.count, thread.countableReplies))
+                }
             }
-            messages.append((key.position, message))
         }
         messages.sort { $0.message.createdAt < $1.message.createdAt }
         // A command journaled without its text only when the batch stores that very text.
@@ -52,8 +70,9 @@ package struct CommitBatch: Sendable {
             }
         }
         for key in footprint.threadReads where !footprint.channels.contains(key.cid) {
-            guard let read = engine.channels[key.cid]?.threads[key.parentID]?.reads[key.userID] else { continue }
-            threadReads.append(ThreadReadRow(cid: key.cid, parentID: key.parentID, userID: key.userID, read: read))
+            guard let thread = engine.channels[key.cid]?.threads[key.parentID], let read = thread.reads[key.userID] else { continue }
+            threadReads.append(ThreadReadRow(cid: key.cid, parentID: key.parentID, userID: key.userID, read: read,
+                                             repliesSeen: thread.countableReplies))
         }
         generatedMessageIDs = engine.generatedMessageIDs
         clock = engine.clock
@@ -63,7 +82,7 @@ package struct CommitBatch: Sendable {
     /// message's position plus one): what ``ReceiptsEngine/markMessagesDurable(_:)`` takes.
     package var storedMessageCounts: [ChannelCID: Int] {
         var counts: [ChannelCID: Int] = [:]
-        for (position, message) in messages { counts[message.cid] = max(counts[message.cid] ?? 0, position + 1) }
+        for (position, message, _) in messages { counts[message.cid] = max(counts[message.cid] ?? 0, position + 1) }
         return counts
     }
 

@@ -1,31 +1,43 @@
 import CheckmarkCore
 
-/// One stored row of a participant's thread read state: the pointer and what it says (the unread
-/// replies are derived from it on load).
+/// One stored row of a participant's thread read state: the pointer, its unread replies, and the
+/// thread's count of countable replies (``MessageThread/countableReplies``) they are as of.
 package struct ThreadReadRow: Sendable, Hashable {
     package var cid: ChannelCID
     package var parentID: String
     package var userID: String
     package var read: ThreadReadState
+    package var repliesSeen: Int
 
-    package init(cid: ChannelCID, parentID: String, userID: String, read: ThreadReadState) {
+    package init(cid: ChannelCID, parentID: String, userID: String, read: ThreadReadState, repliesSeen: Int) {
         self.cid = cid
         self.parentID = parentID
         self.userID = userID
         self.read = read
+        self.repliesSeen = repliesSeen
     }
 
     /// Every thread read state of `channel`, in parent and user order (what a channel rewrite writes).
     package static func all(of channel: Channel) -> [ThreadReadRow] {
         channel.threads.keys.sorted().flatMap { parentID in
-            channel.threads[parentID]!.reads.keys.sorted().map { userID in
-                ThreadReadRow(cid: channel.cid, parentID: parentID, userID: userID, read: channel.threads[parentID]!.reads[userID]!)
+            let thread = channel.threads[parentID]!
+            return thread.reads.keys.sorted().map { userID in
+                ThreadReadRow(cid: channel.cid, parentID: parentID, userID: userID, read: thread.reads[userID]!, repliesSeen: thread.countableReplies)
             }
         }
     }
 
-    /// Files the row's state under its channel's thread (for loading).
-    package func restore(into channel: inout Channel) {
+    /// Files the row's state under its channel's thread (for loading), its unread replies brought
+    /// forward to `countableReplies`, the thread's count now: between two writes of the row only
+    /// others' replies move them (the participant's own reply writes its row).
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` when the counts do not add up.
+    package func restore(into channel: inout Channel, countableReplies: Int) throws(StorageError) {
+        var read = read
+        let unread = read.unreadReplies + countableReplies - repliesSeen
+        guard repliesSeen <= countableReplies, read.unreadReplies >= 0, unread <= countableReplies else {
+            throw .corrupt(path: "", reason: "\(userID) in the thread of \(parentID) in \(channel.cid): \(read.unreadReplies) unread of \(repliesSeen) countable replies, now \(countableReplies)")
+        }
+        read.unreadReplies = unread
         channel.threads[parentID, default: MessageThread(parentID: parentID)].reads[userID] = read
     }
 }

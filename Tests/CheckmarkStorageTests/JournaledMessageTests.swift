@@ -122,7 +122,7 @@ struct JournaledMessageTests {
                                  message: JournaledMessage(position: 1, offset: Self.prefix.utf8.count, length: #"{"id":"m2"}"#.utf8.count))
         var batch = CommitBatch()
         batch.entries = [JournalEntry(seq: 2, at: Timestamp(rawValue: 10), command: .markRead(cid: Self.general, userID: "bob", messageID: nil), events: [event])]
-        batch.messages = [(1, Message(id: "m2", cid: Self.general, userID: "alice", text: "new", createdAt: Timestamp(rawValue: 10)))]
+        batch.messages = [(1, Message(id: "m2", cid: Self.general, userID: "alice", text: "new", createdAt: Timestamp(rawValue: 10)), 1)]
         try store.commit(batch)
         let both = try store.channelEvents(Self.general, after: 0, through: 2, limit: 10, maxBytes: .max)
         #expect(both.count == 2 && both[0].message == nil && both[1].message?.message?.text == "new")

@@ -176,7 +176,7 @@ struct SQLitePointerPassesTests {
             var batch = CommitBatch(entries: [], footprint: engine.takeFootprint(), engine: engine)
             #expect(batch.members.count == 1)
             // A message row that exists already: the insert fails after the member's passes were counted.
-            batch.messages = [(0, engine.channels[Self.cid]!.messages[0])]
+            batch.messages = [(0, engine.channels[Self.cid]!.messages[0], 0)]
             #expect(throws: StorageError.self) { try store.commit(batch) }
             #expect(throws: StorageError.self) { try store.commit(CommitBatch()) }
         }
@@ -229,12 +229,14 @@ struct SQLitePointerPassesTests {
         #expect(Array(loaded.read.deliveredPasses) == deliveredPasses)
         let w = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["w"])
         #expect(w.read.readPasses == [readPasses[0]] && w.read.deliveredPasses.isEmpty)
+        // The v7 migration counts what each member had unread: u's messages after its read pointer.
+        #expect(loaded.read.unreadMessages == 2 && w.read.unreadMessages == 3)
         #expect(try Self.passBlobBytes(at: path) == 0)
         var member = loaded
         member.read.readPasses.append(PointerPass(position: 5, at: Timestamp(rawValue: 40)))
         member.read.deliveredPasses.append(PointerPass(position: 5, at: Timestamp(rawValue: 40)))
         var batch = CommitBatch()
-        batch.members = [(a, member)]
+        batch.members = [(a, member, 5)]
         try store.commit(batch)
         let again = try #require(try store.load().snapshot.channels.first { $0.cid == a }?.members["v"])
         #expect(again.read.readPasses == member.read.readPasses)

@@ -69,8 +69,8 @@ struct SQLiteTableBinderTests {
         #expect(member.read.readPasses.isEmpty && member.read.deliveredPasses.isEmpty)
         let members = SQLiteTableBinder(StateTables.members)
         try queue.write { db in
-            try members.write([(cid: cid, position: 0, member: member)], .insert, in: db)
-            try members.update([(cid: cid, position: 0, member: member)], columns: StateTables.memberReadStateUpdate, in: db)
+            try members.write([(cid: cid, position: 0, member: member, countableSeen: 0)], .insert, in: db)
+            try members.update([(cid: cid, position: 0, member: member, countableSeen: 0)], columns: StateTables.memberReadStateUpdate, in: db)
         }
         let blobs = try queue.read { db in
             try Row.fetchOne(db, sql: "SELECT typeof(read_passes), length(read_passes), typeof(delivered_passes) FROM members")

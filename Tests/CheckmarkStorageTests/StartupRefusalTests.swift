@@ -89,7 +89,7 @@ struct StartupRefusalTests {
         #expect(loaded?.messages.heldMessages.map(\.id) == ["m1"] && loaded?.messages.heldMessages.first?.text == "hello")
         let b = ChannelCID(type: "messaging", id: "b")
         var batch = CommitBatch()
-        batch.messages = [(0, Message(id: "m1", cid: b, userID: "u", text: "same id", createdAt: Timestamp(rawValue: 6)))]
+        batch.messages = [(0, Message(id: "m1", cid: b, userID: "u", text: "same id", createdAt: Timestamp(rawValue: 6)), 0)]
         try store.commit(batch)
         #expect(try store.load().snapshot.channels.first { $0.cid == b }?.messages.heldMessages.first?.text == "same id")
     }

@@ -23,7 +23,7 @@ func fingerprint(_ engine: ReceiptsEngine) -> String {
         lines.append("  channel messages \(channel.channelMessagePositions)")
         for parentID in channel.threads.keys.sorted() {
             let thread = channel.threads[parentID]!
-            lines.append("  thread \(parentID) replies=\(thread.replyPositions)")
+            lines.append("  thread \(parentID) replies=\(thread.replyPositions) countable=\(thread.countableReplies)")
             for userID in thread.reads.keys.sorted() { lines.append("    read \(userID) \(thread.reads[userID]!)") }
         }
     }

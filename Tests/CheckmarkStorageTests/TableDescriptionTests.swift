@@ -67,7 +67,7 @@ struct TableDescriptionTests {
     func memberReadStateUpdateNamesRealColumns() {
         #expect(StateTables.memberReadStateUpdate.map(\.name) == [
             "cid", "user_id", "read_position", "last_read", "last_read_message_id", "delivered_position", "last_delivered_at",
-            "last_delivered_message_id", "marked_unread_message_id", "read_passes", "delivered_passes",
+            "last_delivered_message_id", "marked_unread_message_id", "read_passes", "delivered_passes", "unread_messages", "countable_seen",
         ])
     }
 
@@ -95,15 +95,13 @@ struct TableDescriptionTests {
         let back = try loaded(StateTables.channels, channel)
         #expect(back.cid == cid && back.createdBy == "a" && back.createdAt == channel.createdAt)
         for (position, message) in channel.messages.heldMessages.enumerated() {
-            let row = try loaded(StateTables.messages, (position, message))
-            #expect(row.position == position && row.message == message)
+            let row = try loaded(StateTables.messages, (position, message, position + 7))
+            #expect(row.position == position && row.message == message && row.countableBefore == position + 7)
         }
         for (position, userID) in channel.memberOrder.enumerated() {
             let member = channel.members[userID]!
-            let row = try loaded(StateTables.members, (cid, position, member))
-            var expected = member
-            expected.read.unreadMessages = row.member.read.unreadMessages  // derived on load, not stored
-            #expect(row.cid == cid && row.position == position && row.member == expected)
+            let row = try loaded(StateTables.members, (cid, position, member, position + 3))
+            #expect(row.cid == cid && row.position == position && row.member == member && row.countableSeen == position + 3)
         }
         for read in ThreadReadRow.all(of: channel) {
             var expected = read

@@ -25,6 +25,7 @@ extension Channel {
             threads[parentID] = thread
         }
         threads[parentID]!.replyPositions.append(position)
+        if !messages.isSilent(at: position) { threads[parentID]!.countableReplies += 1 }
         let count = threads[parentID]!.replyPositions.count
         for (userID, read) in threads[parentID]!.reads where userID != replyAuthor && messages.countsAsUnreadReply(at: position, for: userID) {
             threads[parentID]!.reads[userID]!.unreadReplies = read.unreadReplies + 1
@@ -66,33 +67,22 @@ extension Channel {
         return dropped
     }
 
-    /// Unread replies after `readCount` in `thread` that count for `userID`, recounted.
-    func countUnreadReplies(in thread: MessageThread, for userID: String, from readCount: Int) -> Int {
-        var count = 0
-        for position in thread.replyPositions.dropFirst(readCount) where messages.countsAsUnreadReply(at: position, for: userID) {
-            count += 1
-        }
-        return count
-    }
-
-    /// Rebuilds the derived lists (channel message positions, reply positions, unread replies) from
-    /// ``messages`` and the participants' stored pointers.
+    /// Rebuilds the derived lists (channel message positions, reply positions and counts) from
+    /// ``messages``. The participants' unread replies stay as given.
     mutating func rebuildDerivedLists() {
         channelMessagePositions = []
         // Every message, for a channel without thread-only replies (the usual one): one allocation.
         channelMessagePositions.reserveCapacity(messages.count)
-        for parentID in threads.keys { threads[parentID]!.replyPositions = [] }
+        for parentID in threads.keys {
+            threads[parentID]!.replyPositions = []
+            threads[parentID]!.countableReplies = 0
+        }
         for position in messages.indices {
             if messages.isChannelMessage(at: position) { channelMessagePositions.append(position) }
             if let parentID = messages.parentID(at: position) {
                 if threads[parentID] == nil { threads[parentID] = MessageThread(parentID: parentID) }
                 threads[parentID]!.replyPositions.append(position)
-            }
-        }
-        for parentID in threads.keys {
-            let thread = threads[parentID]!
-            for (userID, read) in thread.reads {
-                threads[parentID]!.reads[userID]!.unreadReplies = countUnreadReplies(in: thread, for: userID, from: read.readCount)
+                if !messages.isSilent(at: position) { threads[parentID]!.countableReplies += 1 }
             }
         }
     }

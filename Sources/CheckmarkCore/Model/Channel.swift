@@ -120,29 +120,6 @@ public struct Channel: Sendable {
         return count
     }
 
-    /// Every member's unread count at its read pointer (rule 4): what ``countUnread(for:from:)`` gives
-    /// each, counted in one sweep from the newest message back to the oldest pointer (messages that
-    /// count for anyone, less those the member wrote) instead of a scan per member.
-    func unreadCountsOfMembers() -> [String: Int] {
-        let pointers = members.map { (position: $0.value.read.readPosition, userID: $0.key) }.sorted { $0.position > $1.position }
-        var unread: [String: Int] = [:]
-        unread.reserveCapacity(pointers.count)
-        var countable = 0
-        var byAuthor: [UInt32: Int] = [:]
-        var index = messages.count
-        for (position, userID) in pointers {
-            while index > max(position, 0) {
-                index -= 1
-                if messages.isChannelMessage(at: index) && !messages.isSilent(at: index) {
-                    countable += 1
-                    byAuthor[messages.authorRef(at: index), default: 0] += 1
-                }
-            }
-            unread[userID] = countable - (messages.authorRef(of: userID).flatMap { byAuthor[$0] } ?? 0)
-        }
-        return unread
-    }
-
     /// Messages in `range` that count as unread for `userID` (rule 4).
     func countUnread(for userID: String, in range: Range<Int>) -> Int {
         var count = 0

@@ -29,6 +29,10 @@ public struct MessageLog: Sendable {
     private var recalledOrder: [Int] = []
     /// Messages storage confirmed: positions below this one.
     public private(set) var durableCount = 0
+    /// How many messages count as unread for members other than their authors (rule 4: channel
+    /// messages that are not silent). A member's unread count is this total less the count when it
+    /// last read, less its own such messages since; storage keeps the total as seen by each member.
+    public private(set) var countableCount = 0
     /// Positions below this one were looked at for archiving.
     private var archivedThrough = 0
 
@@ -89,6 +93,12 @@ public struct MessageLog: Sendable {
     /// Part of the channel's message list (not a thread-only reply).
     public func isChannelMessage(at position: Int) -> Bool { !flags[position].isThreadOnly }
     public func isSilent(at position: Int) -> Bool { flags[position].contains(.silent) }
+    /// Whether the message counts as unread for members other than its author (rule 4): a channel
+    /// message, not silent (what ``countableCount`` counts).
+    public func isCountable(at position: Int) -> Bool {
+        let flags = flags[position]
+        return !flags.isThreadOnly && !flags.contains(.silent)
+    }
     /// The newest message's time.
     public var lastCreatedAt: Timestamp? { times.last }
 
@@ -161,6 +171,7 @@ public struct MessageLog: Sendable {
             textBase = position + 1  // archived, as every one before: no room taken
         }
         if let parentID = message.parentID { parentIDs[position] = parentID }
+        if isCountable(at: position) { countableCount += 1 }
     }
 
     private mutating func reference(of author: String) -> UInt32 {

@@ -6,6 +6,10 @@ public struct MessageThread: Sendable, Hashable {
     public var parentID: String
     /// Positions of the replies in the channel's message list, oldest first (derived on restore).
     public var replyPositions: [Int] = []
+    /// Replies that count as unread for participants other than their author: those not silent. A
+    /// participant's unread replies are this total less the total when it last read, less its own
+    /// since; storage keeps the total as seen by each participant.
+    public internal(set) var countableReplies = 0
     /// Each participant's read state in this thread.
     public var reads: [String: ThreadReadState] = [:]
 

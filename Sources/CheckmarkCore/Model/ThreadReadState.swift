@@ -6,8 +6,7 @@ public struct ThreadReadState: Sendable, Hashable {
     public var lastRead: Timestamp
     /// The newest read reply, if any.
     public var lastReadMessageID: String?
-    /// Replies after the pointer that count for this participant: from others and not silent. Derived
-    /// (recomputed on restore, never stored).
+    /// Replies after the pointer that count for this participant: from others and not silent.
     public var unreadReplies: Int
 
     public init(readCount: Int, lastRead: Timestamp, lastReadMessageID: String?, unreadReplies: Int = 0) {

@@ -1,6 +1,7 @@
 extension ReceiptsEngine {
-    /// Rebuilds the state a ``snapshot()`` captured. Derived state (unread counts, totals, memberships,
-    /// thread reply lists) is recomputed from the pointers and messages, so it cannot disagree with them.
+    /// Rebuilds the state a ``snapshot()`` captured. Unread counts (each member's, and each thread
+    /// participant's) are taken as the snapshot gives them (a live engine's, or the counts storage
+    /// keeps); the rest that is derived (totals, memberships, thread reply lists) is recomputed.
     package init(restoring snapshot: ReceiptsSnapshot) {
         self.init()
         for user in snapshot.users { users[user.id] = user }
@@ -17,11 +18,9 @@ extension ReceiptsEngine {
                     adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
                 }
             }
-            let unreadCounts = channel.unreadCountsOfMembers()
             for userID in channel.memberOrder {
-                let unread = unreadCounts[userID]!
+                let unread = channel.members[userID]!.read.unreadMessages
                 let slot = totalsSlot(of: userID)
-                channel.members[userID]!.read.unreadMessages = unread
                 channel.members[userID]!.totalsSlot = slot
                 membership[userID, default: []].insert(channel.cid)
                 adjustTotals(at: slot, from: 0, to: unread)

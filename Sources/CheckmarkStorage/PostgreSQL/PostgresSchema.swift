@@ -66,5 +66,51 @@ enum PostgresSchema {
                 ADD COLUMN message_bytes BIGINT;
             ALTER TABLE journal ADD COLUMN message_position BIGINT;
             """),
+        // Unread counts are stored, so that a start reads no message to know them: each message with
+        // the count of countable messages before it (channel messages, not silent; rule 4), each
+        // member with its unread count and the channel's countable total it is as of. The existing
+        // rows are counted once here.
+        ("v7-stored-unread-counts", """
+            ALTER TABLE messages ADD COLUMN countable_before BIGINT NOT NULL DEFAULT 0;
+            ALTER TABLE members ADD COLUMN unread_messages BIGINT NOT NULL DEFAULT 0,
+                ADD COLUMN countable_seen BIGINT NOT NULL DEFAULT 0;
+            UPDATE messages SET countable_before = counted.before
+            FROM (SELECT cid, position, COALESCE(SUM(CASE WHEN (parent_id IS NULL OR show_in_channel) AND NOT silent THEN 1 ELSE 0 END)
+                      OVER (PARTITION BY cid ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+                  FROM messages) AS counted
+            WHERE messages.cid = counted.cid AND messages.position = counted.position AND counted.before > 0;
+            UPDATE members SET
+                unread_messages = (SELECT COUNT(*) FROM messages
+                    WHERE messages.cid = members.cid AND messages.position >= members.read_position
+                      AND (messages.parent_id IS NULL OR messages.show_in_channel) AND NOT messages.silent
+                      AND messages.user_id <> members.user_id),
+                countable_seen = COALESCE((SELECT countable_before + CASE WHEN (parent_id IS NULL OR show_in_channel) AND NOT silent THEN 1 ELSE 0 END
+                    FROM messages WHERE messages.cid = members.cid ORDER BY position DESC LIMIT 1), 0);
+            """),
+        // Threads' unread replies are stored as channels' unread counts are (v7): each thread with its
+        // reply counts, each participant with its unread replies and the thread's countable replies it
+        // is as of. The existing rows are counted once here.
+        ("v8-stored-thread-counts", """
+            CREATE TABLE threads (
+                cid TEXT NOT NULL, parent_id TEXT NOT NULL, reply_count BIGINT NOT NULL, countable_replies BIGINT NOT NULL,
+                PRIMARY KEY (cid, parent_id));
+            ALTER TABLE thread_reads ADD COLUMN unread_replies BIGINT NOT NULL DEFAULT 0,
+                ADD COLUMN replies_seen BIGINT NOT NULL DEFAULT 0;
+            INSERT INTO threads (cid, parent_id, reply_count, countable_replies)
+                SELECT cid, parent_id, COUNT(*), SUM(CASE WHEN silent THEN 0 ELSE 1 END) FROM messages
+                WHERE parent_id IS NOT NULL GROUP BY cid, parent_id;
+            UPDATE thread_reads SET unread_replies = counted.unread
+            FROM (SELECT r.cid, r.parent_id, r.user_id, COUNT(*) AS unread
+                  FROM thread_reads AS r
+                  JOIN (SELECT cid, parent_id, user_id, silent,
+                               ROW_NUMBER() OVER (PARTITION BY cid, parent_id ORDER BY position) - 1 AS ordinal
+                        FROM messages WHERE parent_id IS NOT NULL) AS reply
+                    ON reply.cid = r.cid AND reply.parent_id = r.parent_id AND reply.ordinal >= r.read_count
+                       AND NOT reply.silent AND reply.user_id <> r.user_id
+                  GROUP BY r.cid, r.parent_id, r.user_id) AS counted
+            WHERE thread_reads.cid = counted.cid AND thread_reads.parent_id = counted.parent_id AND thread_reads.user_id = counted.user_id;
+            UPDATE thread_reads SET replies_seen = threads.countable_replies
+            FROM threads WHERE threads.cid = thread_reads.cid AND threads.parent_id = thread_reads.parent_id;
+            """),
     ]
 }

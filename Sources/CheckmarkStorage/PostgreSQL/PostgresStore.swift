@@ -264,11 +264,12 @@ package final class PostgresStore: SharedReceiptsStore {
         let messages = try PostgresTableBinder(table).decode(run(
             "SELECT \(columns.joined(separator: ", ")) FROM \(table.name) ORDER BY cid, position"))
         var counts: [ChannelCID: Int] = [:]
-        for (_, message) in messages { counts[message.cid, default: 0] += 1 }
+        for (_, message, _) in messages { counts[message.cid, default: 0] += 1 }
         rows.setChannels(try load(StateTables.channels), messageCounts: counts)
-        for (position, message) in messages { try rows.appendMessage(message, at: position) }
+        for (position, message, countableBefore) in messages { try rows.appendMessage(message, at: position, countableBefore: countableBefore) }
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
+        rows.threads = try load(StateTables.threads)
         rows.counters = try load(StateTables.counters)
         rows.channelSequences = try load(StateTables.channelSequences)
         return try rows.assemble()
@@ -338,14 +339,19 @@ package final class PostgresStore: SharedReceiptsStore {
             try run("DELETE FROM members WHERE cid = ANY($1)", cids)
             try run("DELETE FROM thread_reads WHERE cid = ANY($1)", cids)
             let rows = channels.flatMap { channel in
-                channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
+                let countable = channel.messages.countableCount
+                return channel.memberOrder.enumerated().map {
+                    (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!, countableSeen: countable)
+                }
             }
             PostgresTableBinder(StateTables.members).insert(rows, upsert: false, into: &combined)
         }
         let threadReads = batch.threadReads + batch.channels.flatMap(ThreadReadRow.all(of:))
         PostgresTableBinder(StateTables.threadReads).insert(threadReads, upsert: true, into: &combined)
+        PostgresTableBinder(StateTables.threads).insert(batch.threads, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.members).update(
-            batch.members.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.memberReadStateUpdate, into: &combined)
+            batch.members.map { (cid: $0.cid, position: 0, member: $0.member, countableSeen: $0.countableSeen) },
+            columns: StateTables.memberReadStateUpdate, into: &combined)
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
         PostgresTableBinder(StateTables.counters).insert(batch.counterRows, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)

@@ -101,6 +101,8 @@ package final class SQLiteStore: ReceiptsStore {
     /// own, SQLite's mapped by ``openError(_:path:)``, or `unavailable`.
     private static func storageError(_ error: any Error, path: String) -> StorageError {
         switch error {
+        // Rows that do not fit together are found where the file is not known: named here.
+        case StorageError.corrupt(let at, let reason) where at.isEmpty: .corrupt(path: path, reason: reason)
         case let error as StorageError: error
         case let error as DatabaseError: openError(error, path: path)
         default: .unavailable(reason: "\(error)")
@@ -219,6 +221,7 @@ package final class SQLiteStore: ReceiptsStore {
         try loadMessages(db, into: &rows)
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
+        rows.threads = try SQLiteTableBinder(StateTables.threads).load(db)
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
         var state = try rows.assemble()
@@ -235,6 +238,7 @@ package final class SQLiteStore: ReceiptsStore {
         func column(_ name: String) -> Int32 { Int32(names.firstIndex(of: name)!) }
         let (cid, position, id, user, text, type) = (column("cid"), column("position"), column("id"), column("user_id"), column("text"), column("type"))
         let (createdAt, parent, shown, silent) = (column("created_at"), column("parent_id"), column("show_in_channel"), column("silent"))
+        let countableBefore = column("countable_before")
         try SQLiteRowReader.forEach(db, sql: table.select("ORDER BY cid, position")) { row in
             let messageCID = try row.cid(cid)
             let at = Int(row.integer(position))
@@ -242,7 +246,7 @@ package final class SQLiteStore: ReceiptsStore {
                 id: row.text(id), cid: messageCID, userID: row.text(user), text: rows.holdsText(of: messageCID, at: at) ? row.text(text) : "",
                 kind: Message.Kind(rawValue: row.text(type)) ?? .regular, createdAt: Timestamp(rawValue: row.integer(createdAt)),
                 parentID: row.optionalText(parent), showInChannel: row.boolean(shown), silent: row.boolean(silent))
-            try rows.appendMessage(message, at: at)
+            try rows.appendMessage(message, at: at, countableBefore: Int(row.integer(countableBefore)))
         }
     }
 
@@ -351,7 +355,10 @@ package final class SQLiteStore: ReceiptsStore {
         for channel in batch.channels {
             try channels.write([channel], .upsert, in: db)
             try db.execute(sql: "DELETE FROM members WHERE cid = ?", arguments: [channel.cid.description])
-            let rows = channel.memberOrder.enumerated().map { (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!) }
+            let countable = channel.messages.countableCount
+            let rows = channel.memberOrder.enumerated().map {
+                (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!, countableSeen: countable)
+            }
             try members.write(rows, .upsert, in: db)
             try Self.deletePasses(of: ledger.forgetFormerMembers(of: channel), in: channel.cid, db)
             for row in rows { newPasses += try Self.unstoredPasses(of: row.member, in: channel.cid, ledger: &ledger, db) }
@@ -359,8 +366,10 @@ package final class SQLiteStore: ReceiptsStore {
             try threadReads.write(ThreadReadRow.all(of: channel), .upsert, in: db)
         }
         try threadReads.write(batch.threadReads, .upsert, in: db)
-        try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member) }, columns: StateTables.sqliteMemberReadStateUpdate, in: db)
-        for (cid, member) in batch.members { newPasses += try Self.unstoredPasses(of: member, in: cid, ledger: &ledger, db) }
+        try SQLiteTableBinder(StateTables.threads).write(batch.threads, .upsert, in: db)
+        try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member, countableSeen: $0.countableSeen) },
+                           columns: StateTables.sqliteMemberReadStateUpdate, in: db)
+        for (cid, member, _) in batch.members { newPasses += try Self.unstoredPasses(of: member, in: cid, ledger: &ledger, db) }
         try SQLiteTableBinder(StateTables.pointerPasses).write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)

@@ -6,11 +6,16 @@ import Foundation
 /// and load through these (see ``TableDescription``); the migrations that created the tables stay
 /// as released.
 enum StateTables {
-    typealias MemberRow = (cid: ChannelCID, position: Int, member: Member)
-    typealias MessageRow = (position: Int, message: Message)
+    /// A member in its channel's order (`position`), with how many messages of the channel counted as
+    /// unread for others (``MessageLog/countableCount``) when its unread count was taken.
+    typealias MemberRow = (cid: ChannelCID, position: Int, member: Member, countableSeen: Int)
+    /// A message at its position, with how many messages before it count as unread for others.
+    typealias MessageRow = (position: Int, message: Message, countableBefore: Int)
     typealias EventRow = (commandSeq: Int64, event: JournalEvent)
     typealias CounterRow = (name: String, value: Int64)
     typealias SequenceRow = (cid: ChannelCID, lastSeq: Int64)
+    /// A thread's counts: its replies, and those that count as unread for others (not silent).
+    typealias ThreadRow = (cid: ChannelCID, parentID: String, replyCount: Int, countableReplies: Int)
     typealias PassRow = (cid: ChannelCID, userID: String, kind: PointerPassKind, pass: PointerPass)
 
     static let users = TableDescription<User>(
@@ -66,8 +71,12 @@ enum StateTables {
                     createdAt: Timestamp(rawValue: try row["created_at"].integer))
         })
 
-    /// Members in their channel's order (`position`); unread counts are derived on load. Each column
-    /// reads its field through the row (not a copy of the member's read state per column).
+    /// Members in their channel's order (`position`). From schema v7 the unread count is stored with
+    /// the channel's count of countable messages at that moment (`countable_seen`): between two writes
+    /// of a member's row only others' messages move its count (its own countable message moves its
+    /// read pointer, rule 3, and so writes the row), so the count now is the stored one plus the
+    /// countable messages since, with no message read. Each column reads its field through the row
+    /// (not a copy of the member's read state per column).
     static let members = TableDescription<MemberRow>(
         name: "members",
         columns: [
@@ -84,6 +93,8 @@ enum StateTables {
             .init("marked_unread_message_id", .text, nullable: true) { .text($0.member.read.markedUnreadMessageID) },
             .init("read_passes", .blob) { .blob(StoredPasses.encode($0.member.read.readPasses)) },
             .init("delivered_passes", .blob) { .blob(StoredPasses.encode($0.member.read.deliveredPasses)) },
+            .init("unread_messages", .integer) { .integer(Int64($0.member.read.unreadMessages)) },
+            .init("countable_seen", .integer) { .integer(Int64($0.countableSeen)) },
         ],
         primaryKey: ["cid", "user_id"],
         decode: { (row) throws(StorageError) in
@@ -95,8 +106,9 @@ enum StateTables {
             read.markedUnreadMessageID = try row["marked_unread_message_id"].optionalText
             read.readPasses = try StoredPasses.decode(row["read_passes"].blob)
             read.deliveredPasses = try StoredPasses.decode(row["delivered_passes"].blob)
+            read.unreadMessages = Int(try row["unread_messages"].integer)
             let member = Member(userID: try row["user_id"].text, createdAt: Timestamp(rawValue: try row["created_at"].integer), read: read)
-            return (try cid(row["cid"].text), Int(try row["position"].integer), member)
+            return (try cid(row["cid"].text), Int(try row["position"].integer), member, Int(try row["countable_seen"].integer))
         })
 
     /// The key and read-state columns of ``members``: what a single member's change updates, every
@@ -145,6 +157,8 @@ enum StateTables {
             return (try cid(row["cid"].text), try row["user_id"].text, kind, pass)
         })
 
+    /// Messages; from schema v7 each with `countable_before`, the count of messages before it that
+    /// count as unread for others (a channel's total is its newest row's plus that row's own).
     static let messages = TableDescription<MessageRow>(
         name: "messages",
         columns: [
@@ -158,6 +172,7 @@ enum StateTables {
             .init("parent_id", .text, nullable: true) { .text($0.message.parentID) },
             .init("show_in_channel", .boolean) { .boolean($0.message.showInChannel) },
             .init("silent", .boolean) { .boolean($0.message.silent) },
+            .init("countable_before", .integer) { .integer(Int64($0.countableBefore)) },
         ],
         primaryKey: ["cid", "position"],
         decode: { (row) throws(StorageError) in
@@ -165,10 +180,11 @@ enum StateTables {
                 id: try row["id"].text, cid: try cid(row["cid"].text), userID: try row["user_id"].text, text: try row["text"].text,
                 kind: Message.Kind(rawValue: try row["type"].text) ?? .regular, createdAt: Timestamp(rawValue: try row["created_at"].integer),
                 parentID: try row["parent_id"].optionalText, showInChannel: try row["show_in_channel"].boolean, silent: try row["silent"].boolean)
-            return (Int(try row["position"].integer), message)
+            return (Int(try row["position"].integer), message, Int(try row["countable_before"].integer))
         })
 
-    /// Thread participants' pointers; unread replies are derived on load.
+    /// Thread participants' pointers. From schema v8 with their unread replies and the thread's count
+    /// of countable replies they are as of (``ThreadReadRow``), as ``members`` keeps unread counts.
     static let threadReads = TableDescription<ThreadReadRow>(
         name: "thread_reads",
         columns: [
@@ -178,13 +194,31 @@ enum StateTables {
             .init("read_count", .integer) { .integer(Int64($0.read.readCount)) },
             .init("last_read", .integer) { .integer($0.read.lastRead.rawValue) },
             .init("last_read_message_id", .text, nullable: true) { .text($0.read.lastReadMessageID) },
+            .init("unread_replies", .integer) { .integer(Int64($0.read.unreadReplies)) },
+            .init("replies_seen", .integer) { .integer(Int64($0.repliesSeen)) },
         ],
         primaryKey: ["cid", "parent_id", "user_id"],
         decode: { (row) throws(StorageError) in
             let read = ThreadReadState(
                 readCount: Int(try row["read_count"].integer), lastRead: Timestamp(rawValue: try row["last_read"].integer),
-                lastReadMessageID: try row["last_read_message_id"].optionalText)
-            return ThreadReadRow(cid: try cid(row["cid"].text), parentID: try row["parent_id"].text, userID: try row["user_id"].text, read: read)
+                lastReadMessageID: try row["last_read_message_id"].optionalText, unreadReplies: Int(try row["unread_replies"].integer))
+            return ThreadReadRow(cid: try cid(row["cid"].text), parentID: try row["parent_id"].text, userID: try row["user_id"].text, read: read,
+                                 repliesSeen: Int(try row["replies_seen"].integer))
+        })
+
+    /// Threads' counts (schema v8), written with each reply: what a participant's unread replies are
+    /// brought forward to, without reading the replies.
+    static let threads = TableDescription<ThreadRow>(
+        name: "threads",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("parent_id", .text) { .text($0.parentID) },
+            .init("reply_count", .integer) { .integer(Int64($0.replyCount)) },
+            .init("countable_replies", .integer) { .integer(Int64($0.countableReplies)) },
+        ],
+        primaryKey: ["cid", "parent_id"],
+        decode: { (row) throws(StorageError) in
+            (try cid(row["cid"].text), try row["parent_id"].text, Int(try row["reply_count"].integer), Int(try row["countable_replies"].integer))
         })
 
     /// Named counters: `generated_message_ids`, `clock`, `last_seq`, `last_event_seq`, and the journal
@@ -264,7 +298,7 @@ enum StateTables {
 
     /// The durable state tables, for checks that cover all of them.
     static let all: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
-        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(threadReads),
+        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(threadReads), shape(threads),
         shape(counters), shape(channelSequences), shape(journal), shape(journalEvents),
     ]
 

@@ -9,6 +9,9 @@ struct StoredStateAssembly {
     var channelTypes: [ChannelType] = []
     var members: [StateTables.MemberRow] = []
     var threadReads: [ThreadReadRow] = []
+    var threads: [StateTables.ThreadRow] = []
+    /// Each thread's counts as the loaded replies give them (what ``threads`` must say).
+    private var loadedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
     var counters: [StateTables.CounterRow] = []
     var channelSequences: [StateTables.SequenceRow] = []
     private var byCID: [ChannelCID: Channel] = [:]
@@ -47,38 +50,68 @@ struct StoredStateAssembly {
         position >= (messageCounts[cid] ?? 0) - messageWindow
     }
 
-    /// Appends the next message of its channel, at `position`; its text is dropped unless
-    /// ``holdsText(of:at:)``. It shares its channel's cid instead of keeping a copy.
-    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a message of no channel, or out of place.
-    mutating func appendMessage(_ message: consuming Message, at position: Int) throws(StorageError) {
+    /// Appends the next message of its channel, at `position`, stored with `countableBefore` countable
+    /// messages before it; its text is dropped unless ``holdsText(of:at:)``. It shares its channel's cid
+    /// instead of keeping a copy.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a message of no channel, out of place, or
+    ///   whose stored count of countable messages before it is not the count of those loaded.
+    mutating func appendMessage(_ message: consuming Message, at position: Int, countableBefore: Int) throws(StorageError) {
         guard let index = byCID.index(forKey: message.cid) else { throw .corrupt(path: path, reason: "message of unknown channel \(message.cid)") }
         let holding = holdsText(of: message.cid, at: position)
-        try Self.append(message, at: position, holdingText: holding, to: &byCID.values[index], path: path)
+        if let parentID = message.parentID {
+            loadedThreads[message.cid, default: [:]][parentID, default: (0, 0)].replies += 1
+            if !message.silent { loadedThreads[message.cid]![parentID]!.countable += 1 }
+        }
+        try Self.append(message, at: position, countableBefore: countableBefore, holdingText: holding, to: &byCID.values[index], path: path)
     }
 
     /// Appends in place (not through a copy of the channel).
-    private static func append(_ message: consuming Message, at position: Int, holdingText: Bool, to channel: inout Channel,
-                               path: String) throws(StorageError) {
+    private static func append(_ message: consuming Message, at position: Int, countableBefore: Int, holdingText: Bool,
+                               to channel: inout Channel, path: String) throws(StorageError) {
         guard position == channel.messages.count else {
             throw .corrupt(path: path, reason: "messages of \(channel.cid) have a gap at position \(position)")
+        }
+        guard countableBefore == channel.messages.countableCount else {
+            throw .corrupt(path: path, reason: "message \(position) of \(channel.cid) is stored after \(countableBefore) countable messages, not \(channel.messages.countableCount)")
         }
         message.cid = channel.cid
         channel.messages.appendStored(message, holdingText: holdingText)
     }
 
+    /// Each member's unread count is brought forward from when its row was written: the stored count
+    /// plus the channel's countable messages since (``StateTables/members``).
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.
     consuming func assemble() throws(StorageError) -> StoredState {
         var snapshot = ReceiptsSnapshot()
         snapshot.users = users.sorted { $0.id < $1.id }
         snapshot.channelTypes = channelTypes.sorted { $0.name < $1.name }
-        for (cid, _, member) in members {
+        for (cid, _, var member, countableSeen) in members {
             guard let index = byCID.index(forKey: cid) else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
+            let countable = byCID.values[index].messages.countableCount
+            let unread = member.read.unreadMessages + countable - countableSeen
+            guard countableSeen <= countable, member.read.unreadMessages >= 0, unread <= countable else {
+                throw .corrupt(path: path, reason: "\(member.userID) in \(cid): \(member.read.unreadMessages) unread of \(countableSeen) countable messages, now \(countable)")
+            }
+            member.read.unreadMessages = unread
             byCID.values[index].members[member.userID] = member
             byCID.values[index].memberOrder.append(member.userID)
         }
+        var storedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
+        for (cid, parentID, replies, countable) in threads { storedThreads[cid, default: [:]][parentID] = (replies, countable) }
+        for (cid, loaded) in loadedThreads {
+            for (parentID, counts) in loaded where storedThreads[cid]?[parentID].map({ $0 != counts }) ?? true {
+                let stored = storedThreads[cid]?[parentID].map { "\($0.replies) replies, \($0.countable) countable" } ?? "nothing"
+                throw .corrupt(path: path, reason: "the thread of \(parentID) in \(cid) has \(counts.replies) replies, \(counts.countable) countable; stored: \(stored)")
+            }
+        }
         for row in threadReads {
             guard let index = byCID.index(forKey: row.cid) else { throw .corrupt(path: path, reason: "thread read of unknown channel \(row.cid)") }
-            row.restore(into: &byCID.values[index])
+            do {
+                try row.restore(into: &byCID.values[index], countableReplies: storedThreads[row.cid]?[row.parentID]?.countable ?? 0)
+            } catch {
+                guard case .corrupt(_, let reason) = error else { throw error }
+                throw .corrupt(path: path, reason: reason)
+            }
         }
         snapshot.channels = byCID.values.sorted { $0.cid < $1.cid }
         byCID = [:]
