@@ -9,7 +9,11 @@ public struct ReceiptsEngine: Sendable {
 
     public internal(set) var users = UserTable()
     public internal(set) var channelTypes: [String: ChannelType] = ["messaging": .messaging]
+    /// Channels in memory.
     public internal(set) var channels: [ChannelCID: Channel] = [:]
+    /// Channels left in storage until a command or a query needs them (``channelsToLoad(for:)``,
+    /// ``install(_:)``). Every channel is in one of the two tables, never in both.
+    public internal(set) var dormantChannels: [ChannelCID: DormantChannel] = [:]
     /// Channels each user is a member of.
     public internal(set) var membership: [String: Set<ChannelCID>] = [:]
     /// Open connections: their users, the channels they watch, and each user's in the order they opened.
@@ -51,6 +55,9 @@ public struct ReceiptsEngine: Sendable {
     /// Applies one command at `now`.
     /// - Returns: the outcome, or the reason the command was refused (state unchanged).
     public mutating func apply(_ command: ReceiptsCommand, at time: Timestamp) -> Result<ReceiptsOutcome, ReceiptsError> {
+        if !dormantChannels.isEmpty, case let dormant = channelsToLoad(for: command), !dormant.isEmpty {
+            return .failure(.channelsNotLoaded(dormant))
+        }
         let now = max(time, clock)
         if !touched.isEmpty { touched.removeAll(keepingCapacity: true) }
         clock = now

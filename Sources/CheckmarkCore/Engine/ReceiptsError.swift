@@ -21,6 +21,10 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// service reads it from storage, hands it to ``ReceiptsEngine/recallText(_:of:at:)`` and applies
     /// the command again; reaching a client, it means storage could not give the text back.
     case archivedText(cid: ChannelCID, position: Int)
+    /// Not a refusal of the command: it needs channels that are dormant (``DormantChannel``). The
+    /// service loads them from storage, hands each to ``ReceiptsEngine/install(_:)`` and applies the
+    /// command again (nothing changed meanwhile); reaching a client, it means storage could not load them.
+    case channelsNotLoaded([ChannelCID])
 
     /// A stable, machine-readable code.
     public var code: String {
@@ -36,7 +40,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyWatchedChannels: "too_many_watched_channels"
         case .tooManyConnections: "too_many_connections"
         case .invalidArgument: "invalid_argument"
-        case .archivedText: "storage_unavailable"
+        case .archivedText, .channelsNotLoaded: "storage_unavailable"
         }
     }
 
@@ -54,6 +58,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyConnections(let user, let limit): "user \(user) has \(limit) connections, the limit per user"
         case .invalidArgument(let text): text
         case .archivedText(let cid, let position): "the text of message \(position) of \(cid) is in storage and could not be read"
+        case .channelsNotLoaded(let cids): "channels \(cids.map(\.description).joined(separator: ", ")) are in storage and could not be loaded"
         }
     }
 }

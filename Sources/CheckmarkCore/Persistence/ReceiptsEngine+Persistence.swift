@@ -2,33 +2,100 @@ extension ReceiptsEngine {
     /// Rebuilds the state a ``snapshot()`` captured. Unread counts (each member's, and each thread
     /// participant's) are taken as the snapshot gives them (a live engine's, or the counts storage
     /// keeps); the rest that is derived (totals, memberships, thread reply lists) is recomputed.
+    /// Dormant channels count in their members' totals and memberships as they are.
     package init(restoring snapshot: ReceiptsSnapshot) {
         self.init()
         for user in snapshot.users { users[user.id] = user }
         for type in snapshot.channelTypes { channelTypes[type.name] = type }
-        for var channel in snapshot.channels {
-            channel.rebuildDerivedLists()
-            channel.orderMembersByJoinTime()
+        for channel in snapshot.channels {
             // A restored engine has no connection open yet, so nobody watches (a snapshot of a live
             // engine lists its watchers, with their slots in that engine's totals).
-            channel.memberConnections = 0
-            channel.removeAllWatchers()
-            for thread in channel.threads.values {
-                for (userID, read) in thread.reads where read.unreadReplies > 0 {
-                    adjustThreadTotals(Channel.ThreadChange(userID: userID, old: 0, new: read.unreadReplies))
-                }
+            adopt(channel, replacing: nil)
+        }
+        for dormant in snapshot.dormantChannels {
+            for member in dormant.members {
+                let slot = totalsSlot(of: member.userID)
+                membership[member.userID, default: []].insert(dormant.cid)
+                adjustTotals(at: slot, from: 0, to: member.unreadMessages)
+                slotTotals[Int(slot.index)].unreadThreads += member.unreadThreads
             }
-            for userID in channel.memberOrder {
-                let unread = channel.members[userID]!.read.unreadMessages
-                let slot = totalsSlot(of: userID)
-                channel.members[userID]!.totalsSlot = slot
-                membership[userID, default: []].insert(channel.cid)
-                adjustTotals(at: slot, from: 0, to: unread)
-            }
-            channels[channel.cid] = channel
+            dormantChannels[dormant.cid] = dormant
         }
         generatedMessageIDs = snapshot.generatedMessageIDs
         clock = snapshot.clock
+    }
+
+    /// Takes in a dormant channel that storage loaded whole (its messages, members and threads as of
+    /// now: nothing changes a dormant channel). Its members' totals move from what the dormant channel
+    /// said to what the loaded one says (the same, for a channel stored consistently); members with
+    /// connections open count in ``Channel/memberConnections``. Returns false, changing nothing,
+    /// when the channel is not dormant (already installed, or unknown).
+    @discardableResult
+    package mutating func install(_ channel: Channel) -> Bool {
+        guard let dormant = dormantChannels.removeValue(forKey: channel.cid) else { return false }
+        adopt(channel, replacing: dormant)
+        return true
+    }
+
+    /// Makes `channel` resident as stored: derived lists rebuilt, members in join order, no watchers,
+    /// its members' totals, memberships and open connections counted (those `replacing` counted are
+    /// moved, not added again).
+    private mutating func adopt(_ channel: Channel, replacing dormant: DormantChannel?) {
+        var channel = channel
+        channel.rebuildDerivedLists()
+        channel.orderMembersByJoinTime()
+        channel.removeAllWatchers()
+        var counted: [String: DormantChannel.Member] = [:]
+        for member in dormant?.members ?? [] { counted[member.userID] = member }
+        var unreadThreads: [String: Int] = [:]
+        for thread in channel.threads.values {
+            for (userID, read) in thread.reads where read.unreadReplies > 0 { unreadThreads[userID, default: 0] += 1 }
+        }
+        for (userID, count) in unreadThreads { slotTotals[Int(totalsSlot(of: userID).index)].unreadThreads += count }
+        for member in dormant?.members ?? [] { slotTotals[Int(totalsSlot(of: member.userID).index)].unreadThreads -= member.unreadThreads }
+        var memberConnections = 0
+        for userID in channel.memberOrder {
+            let unread = channel.members[userID]!.read.unreadMessages
+            let slot = totalsSlot(of: userID)
+            channel.members[userID]!.totalsSlot = slot
+            membership[userID, default: []].insert(channel.cid)
+            adjustTotals(at: slot, from: counted.removeValue(forKey: userID)?.unreadMessages ?? 0, to: unread)
+            memberConnections += connections(of: userID).count
+        }
+        // Members the dormant channel listed and the loaded one does not: no longer counted.
+        for (userID, before) in counted {
+            adjustTotals(at: totalsSlot(of: userID), from: before.unreadMessages, to: 0)
+            membership[userID]?.remove(channel.cid)
+        }
+        channel.memberConnections = memberConnections
+        channels[channel.cid] = channel
+    }
+
+    /// The dormant channels `command` needs whole before it can be applied (``install(_:)``), in cid
+    /// order: those it names, and for a mark-all-read those of the user's where the read pointer
+    /// would move. Empty when it needs none (the command is applied as it is).
+    public func channelsToLoad(for command: ReceiptsCommand) -> [ChannelCID] {
+        guard !dormantChannels.isEmpty else { return [] }
+        let named: [ChannelCID]
+        switch command {
+        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect:
+            return []
+        case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _), .sendMessage(let cid, _, _),
+             .markRead(let cid, _, _), .markThreadRead(let cid, _, _), .markUnread(let cid, _, _), .watch(_, let cid), .stopWatching(_, let cid):
+            named = [cid]
+        case .markReadMany(let userID, let targets):
+            if let targets {
+                named = targets.map(\.cid)
+            } else {
+                named = (membership[userID] ?? []).filter { cid in
+                    guard let dormant = dormantChannels[cid], let member = dormant.member(userID) else { return false }
+                    return member.readPosition < dormant.messageCount
+                }
+            }
+        case .markDelivered(_, let latest):
+            named = latest.map(\.cid)
+        }
+        return Set(named.filter { dormantChannels[$0] != nil }).sorted()
     }
 
     /// The durable state, channels in cid order and users in id order (for comparing two states).
@@ -37,6 +104,7 @@ extension ReceiptsEngine {
             users: users.values.sorted { $0.id < $1.id },
             channelTypes: channelTypes.values.sorted { $0.name < $1.name },
             channels: channels.values.sorted { $0.cid < $1.cid },
+            dormantChannels: dormantChannels.values.sorted { $0.cid < $1.cid },
             generatedMessageIDs: generatedMessageIDs, clock: clock)
     }
 

@@ -31,7 +31,7 @@ package struct WireError: Error, Sendable, Hashable {
             self.init(code: error.code, message: error.description, httpStatus: 429, streamCode: 9)
         case .messageTooOld, .invalidArgument:
             self.init(code: error.code, message: error.description, httpStatus: 400, streamCode: 4)
-        case .archivedText:
+        case .archivedText, .channelsNotLoaded:
             self.init(code: error.code, message: error.description, httpStatus: 503, streamCode: -1)
         }
     }
