@@ -7,6 +7,15 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     /// Reads the whole durable state, holding the texts of each channel's newest `messageWindow`
     /// messages only (the others archived: ``MessageLog``).
     func load(messageWindow: Int) throws(StorageError) -> StoredState
+    /// Reads the durable state with every channel left dormant (``DormantChannel``): users, types,
+    /// each channel's fields and newest message, its members' pointers and counts, and who has unread
+    /// replies; no message, pointer pass or thread is read. What a start needs, in a time that grows
+    /// with channels and members, not with history.
+    func loadDormant() throws(StorageError) -> StoredState
+    /// One channel whole, as ``load(messageWindow:)`` gives it, or nil when storage has no such channel.
+    /// Like ``archivedTexts(_:positions:)``, this may come from any thread: it reads committed data
+    /// on the reader's connection. The channel must not change meanwhile (a dormant one does not).
+    func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> Channel?
     /// Writes one batch in one transaction; returns only when it is durable.
     /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written.
     func commit(_ batch: CommitBatch) throws(StorageError)

@@ -26,18 +26,4 @@ package struct ThreadReadRow: Sendable, Hashable {
             }
         }
     }
-
-    /// Files the row's state under its channel's thread (for loading), its unread replies brought
-    /// forward to `countableReplies`, the thread's count now: between two writes of the row only
-    /// others' replies move them (the participant's own reply writes its row).
-    /// - Throws: ``StorageError/corrupt(path:reason:)`` when the counts do not add up.
-    package func restore(into channel: inout Channel, countableReplies: Int) throws(StorageError) {
-        var read = read
-        let unread = read.unreadReplies + countableReplies - repliesSeen
-        guard repliesSeen <= countableReplies, read.unreadReplies >= 0, unread <= countableReplies else {
-            throw .corrupt(path: "", reason: "\(userID) in the thread of \(parentID) in \(channel.cid): \(read.unreadReplies) unread of \(repliesSeen) countable replies, now \(countableReplies)")
-        }
-        read.unreadReplies = unread
-        channel.threads[parentID, default: MessageThread(parentID: parentID)].reads[userID] = read
-    }
 }

@@ -19,9 +19,10 @@ struct ChannelQueryTests {
         return channel
     }
 
-    static let a = channel("a", members: ["ann", "ben"], createdAt: 1, lastMessageAt: 50)
-    static let b = channel("b", members: ["ben", "cat"], createdAt: 2)
-    static let c = channel("c", members: ["ann", "ben", "cat"], createdAt: 3, lastMessageAt: 10)
+    static let a = ChannelListing.resident(channel("a", members: ["ann", "ben"], createdAt: 1, lastMessageAt: 50))
+    /// Dormant channels are filtered and sorted alike (issue 44).
+    static let b = ChannelListing.dormant(DormantChannel(of: channel("b", members: ["ben", "cat"], createdAt: 2)))
+    static let c = ChannelListing.dormant(DormantChannel(of: channel("c", members: ["ann", "ben", "cat"], createdAt: 3, lastMessageAt: 10)))
 
     static func parse(_ json: String) throws -> JSONValue { try JSONParser.parse(Array(json.utf8)) }
 

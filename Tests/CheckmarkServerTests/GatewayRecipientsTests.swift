@@ -236,7 +236,7 @@ extension EndToEnd {
             #expect(sequences[0].count == senders.count * perSender)
             for sequence in sequences.dropFirst() { #expect(sequence == sequences[0], "every receiver sees one order") }
             // That order is the commit order: the stored channel lists the messages the same way.
-            let stored = try await server.server.service.read { engine in engine.channels[Self.general]!.messages.indices.map { engine.channels[Self.general]!.messages.id(at: $0) } }.get()
+            let stored = try await server.server.service.read { engine in let messages = try engine.channel(Self.general).messages; return messages.indices.map { messages.id(at: $0) } }.get()
             #expect(stored == sequences[0])
             for sender in senders {
                 let mine = sequences[0].filter { $0.hasPrefix(sender + "-") }

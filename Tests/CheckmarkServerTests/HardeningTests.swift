@@ -172,7 +172,7 @@ extension EndToEnd {
             let answer = try server.http("POST", "/channels/messaging/general?api_key=\(TestServer.apiKey)",
                                          body: #"{"add_members":["bob"],"hide_history":true}"#, headers: ["Authorization": TestServer.serverToken])
             #expect(answer.status == 400 && answer.body.contains("hide_history"))
-            let members = try await server.server.service.read { engine in engine.channels[Self.general]?.members.count ?? 0 }.get()
+            let members = try await server.server.service.read { engine in engine.listing(of: Self.general)?.memberCount ?? 0 }.get()
             #expect(members == 1, "nothing was half-applied")
         }
 

@@ -43,7 +43,7 @@ struct MessageWindowTests {
     }
 
     static func archivedCount(_ server: TestServer) async throws -> Int {
-        try await server.server.service.read { engine in engine.channels[general]!.messages.archivedCount }.get()
+        try await server.server.service.read { engine in try engine.channel(general).messages.archivedCount }.get()
     }
 
     @Test func pagesReachingPastTheWindowAreTheSameAsWithEveryTextInMemory() async throws {

@@ -49,7 +49,7 @@ struct NonDurableReadTests {
 
         store.armFailure()
         let send = service.submit(.sendMessage(cid: general, userID: "ann", draft: MessageDraft(id: "never-durable", text: "x")))
-        let read = service.read { engine in !engine.channels(holdingMessage: "never-durable").isEmpty }
+        let read = service.read { engine in !(try engine.channels(holdingMessage: "never-durable")).isEmpty }
         store.release()
         await #expect(throws: (any Error).self) { try await send.get() }
         await #expect(throws: (any Error).self, "the read saw the message, which never became durable") {

@@ -106,7 +106,7 @@ extension EndToEnd {
             for index in 1...300 {
                 try await server.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m\(index)", text: String(repeating: "x", count: 200))))
             }
-            let state = try await server.server.service.read { engine in engine.channels[Self.general]?.messages.count }.get()
+            let state = try await server.server.service.read { engine in try engine.channel(Self.general).messages.count }.get()
             #expect(state == 300)
         }
 

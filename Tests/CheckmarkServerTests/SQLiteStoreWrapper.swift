@@ -9,6 +9,10 @@ protocol SQLiteStoreWrapper: ReceiptsStore {
 
 extension SQLiteStoreWrapper {
     func load(messageWindow: Int) throws(StorageError) -> StoredState { try store.load(messageWindow: messageWindow) }
+    func loadDormant() throws(StorageError) -> StoredState { try store.loadDormant() }
+    func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> Channel? {
+        try store.loadChannel(cid, messageWindow: messageWindow)
+    }
     func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
         try store.archivedTexts(cid, positions: positions)
     }

@@ -19,9 +19,12 @@ extension ReceiptsEngine {
     }
 
     /// The user's read state in each thread it participates in with unread replies, channels in cid
-    /// order and threads in parent order.
+    /// order and threads in parent order. Dormant channels where it has unread replies:
+    /// `channelsNotLoaded` (the caller loads them and asks again).
     public func unreadThreads(of userID: String) throws(ReceiptsError) -> [ThreadUnread] {
         _ = try user(userID)
+        let dormant = (membership[userID] ?? []).filter { (dormantChannels[$0]?.member(userID)?.unreadThreads ?? 0) > 0 }
+        guard dormant.isEmpty else { throw .channelsNotLoaded(dormant.sorted()) }
         var result: [ThreadUnread] = []
         for cid in (membership[userID] ?? []).sorted() {
             guard let channel = channels[cid] else { continue }
@@ -127,6 +130,9 @@ extension ReceiptsEngine {
     public func unreadChannels(of userID: String) throws(ReceiptsError) -> [ChannelUnread] {
         _ = try user(userID)
         return (membership[userID] ?? []).sorted().compactMap { cid in
+            if let member = dormantChannels[cid]?.member(userID) {
+                return ChannelUnread(cid: cid, unreadMessages: member.unreadMessages, lastRead: member.lastRead)
+            }
             guard let read = channels[cid]?.members[userID]?.read else { return nil }
             return ChannelUnread(cid: cid, unreadMessages: read.unreadMessages, lastRead: read.lastRead)
         }

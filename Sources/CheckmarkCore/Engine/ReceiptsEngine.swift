@@ -98,9 +98,24 @@ public struct ReceiptsEngine: Sendable {
         return user
     }
 
-    func channel(_ cid: ChannelCID) throws(ReceiptsError) -> Channel {
-        guard let channel = channels[cid] else { throw .unknownChannel(cid) }
+    /// The channel `cid` in memory. A dormant one: `channelsNotLoaded` (the caller loads it and asks
+    /// again); none: `unknownChannel`.
+    public func channel(_ cid: ChannelCID) throws(ReceiptsError) -> Channel {
+        guard let channel = channels[cid] else {
+            throw dormantChannels[cid] == nil ? .unknownChannel(cid) : .channelsNotLoaded([cid])
+        }
         return channel
+    }
+
+    /// The channel `cid` as a channel query lists it, in memory or dormant; nil when there is none.
+    public func listing(of cid: ChannelCID) -> ChannelListing? {
+        if let channel = channels[cid] { return .resident(channel) }
+        return dormantChannels[cid].map(ChannelListing.dormant)
+    }
+
+    /// Every channel's cid, in memory or dormant.
+    public var allChannelIDs: Set<ChannelCID> {
+        Set(channels.keys).union(dormantChannels.keys)
     }
 
     func member(_ userID: String, of channel: Channel) throws(ReceiptsError) -> Member {
@@ -192,9 +207,13 @@ extension ReceiptsEngine {
     /// Ids are unique within a channel only (a global check would tell a user that an id is taken
     /// in a channel it cannot see). Asks each channel's index: a global one cost more memory per
     /// message than the message's own fields, for a rare look-up.
-    public func channels(holdingMessage id: String) -> [ChannelCID] {
+    /// Only channels in `scope` are looked in (every channel when nil); dormant ones there:
+    /// `channelsNotLoaded` (the caller loads them and asks again).
+    public func channels(holdingMessage id: String, among scope: Set<ChannelCID>? = nil) throws(ReceiptsError) -> [ChannelCID] {
+        let dormant = scope.map { $0.filter { dormantChannels[$0] != nil } } ?? Set(dormantChannels.keys)
+        guard dormant.isEmpty else { throw .channelsNotLoaded(dormant.sorted()) }
         var holding: [(at: Timestamp, cid: ChannelCID)] = []
-        for index in channels.indices {
+        for index in channels.indices where scope?.contains(channels.keys[index]) ?? true {
             if let position = channels.values[index].messages.position(of: id) {
                 holding.append((channels.values[index].messages.createdAt(at: position), channels.keys[index]))
             }

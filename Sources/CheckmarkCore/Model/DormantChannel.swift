@@ -17,14 +17,17 @@ public struct DormantChannel: Sendable, Hashable {
     public struct Member: Sendable, Hashable {
         public var userID: String
         public var readPosition: Int
+        /// ``ReadState/lastRead``.
+        public var lastRead: Timestamp
         /// Messages after the read pointer that count for this member (rule 4).
         public var unreadMessages: Int
         /// Threads of this channel in which the member has unread replies.
         public var unreadThreads: Int
 
-        public init(userID: String, readPosition: Int, unreadMessages: Int, unreadThreads: Int) {
+        public init(userID: String, readPosition: Int, lastRead: Timestamp, unreadMessages: Int, unreadThreads: Int) {
             self.userID = userID
             self.readPosition = readPosition
+            self.lastRead = lastRead
             self.unreadMessages = unreadMessages
             self.unreadThreads = unreadThreads
         }
@@ -50,7 +53,7 @@ public struct DormantChannel: Sendable, Hashable {
             messageCount: channel.messages.count,
             members: channel.memberOrder.map { userID in
                 let read = channel.members[userID]!.read
-                return Member(userID: userID, readPosition: read.readPosition, unreadMessages: read.unreadMessages,
+                return Member(userID: userID, readPosition: read.readPosition, lastRead: read.lastRead, unreadMessages: read.unreadMessages,
                               unreadThreads: unreadThreads[userID] ?? 0)
             })
     }

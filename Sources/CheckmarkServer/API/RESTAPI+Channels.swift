@@ -40,9 +40,10 @@ extension RESTAPI {
         let service = self.service
         let viewer = acting ?? ""
         return service.read { engine throws(WireError) in
-            let exists = engine.channels[cid] != nil
+            let listing = engine.listing(of: cid)
+            let exists = listing != nil
             if case .user(let user) = caller {
-                if exists, engine.channels[cid]?.members[user] == nil { throw .forbidden("\(user) is not a member of \(cid)") }
+                if let listing, !listing.hasMember(user) { throw .forbidden("\(user) is not a member of \(cid)") }
                 if !exists, !initialMembers.contains(user) { throw .forbidden("\(user) may create \(cid) only as one of its members") }
                 if let watchConnection, let owner = engine.connections[watchConnection], owner != user {
                     throw .forbidden("connection \(watchConnection) belongs to another user")
@@ -62,7 +63,7 @@ extension RESTAPI {
             service.readChannelStates { engine, fragments, archived in
                 // Checked again where the answer is read: the channel may have been created meanwhile
                 // by another caller, without this user (creation and this check are not one step).
-                if case .user(let user) = caller, engine.channels[cid]?.members[user] == nil {
+                if case .user(let user) = caller, engine.listing(of: cid)?.hasMember(user) != true {
                     throw WireError.forbidden("\(user) is not a member of \(cid)")
                 }
                 return try ResultJSON.channelState(engine: engine, cid: cid, viewer: viewer, messages: messages,
@@ -116,8 +117,7 @@ extension RESTAPI {
         let service = self.service
         return submitAll(commands).flatMap { _ in
             service.read { engine in
-                guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
-                return RESTResultJSON.channelWithMembers(channel, engine: engine)
+                RESTResultJSON.channelWithMembers(try engine.channel(cid), engine: engine)
             }
         }
     }
@@ -140,9 +140,10 @@ extension RESTAPI {
         let service = self.service
         return service.read { engine throws(ReceiptsError) -> [ChannelCID] in
             guard engine.users[viewer] != nil else { throw .unknownUser(viewer) }
-            var pool: Set<ChannelCID> = membersOnly ? engine.membership[viewer] ?? [] : filter.candidates(in: engine) ?? Set(engine.channels.keys)
+            var pool: Set<ChannelCID> = membersOnly ? engine.membership[viewer] ?? [] : filter.candidates(in: engine) ?? engine.allChannelIDs
             if membersOnly, let narrowed = filter.candidates(in: engine) { pool.formIntersection(narrowed) }
-            let matching = pool.compactMap { engine.channels[$0] }.filter(filter.matches)
+            // Dormant channels are filtered and sorted without loading them: only the page's load.
+            let matching = pool.compactMap { engine.listing(of: $0) }.filter(filter.matches)
             return matching.sorted(by: order.precedes).dropFirst(offset).prefix(limit).map(\.cid)
         }
         .flatMap { cids -> EventLoopFuture<[ChannelCID]> in
@@ -214,8 +215,14 @@ extension RESTAPI {
         return service.readChannelStates { engine, _, archived in
             // Message ids are unique within a channel: the parent's channel is the one of those holding
             // it that the caller may read (or `?cid=`).
-            var candidates = engine.channels(holdingMessage: parentID)
-            if let named { candidates = candidates.filter { $0 == named } }
+            // Looked for only where it may be: the channel named, or the caller's channels.
+            var scope: Set<ChannelCID>?
+            if let named {
+                scope = [named]
+            } else if case .user(let user) = caller {
+                scope = engine.membership[user] ?? []
+            }
+            var candidates = try engine.channels(holdingMessage: parentID, among: scope)
             if case .user(let user) = caller {
                 let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }
                 // A message in channels the caller cannot read does not exist for it (404, not 403,

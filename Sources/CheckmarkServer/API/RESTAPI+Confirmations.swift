@@ -35,7 +35,8 @@ extension RESTAPI {
         let service = self.service
         return service.submit(command).flatMap { _ in
             service.read { engine in
-                guard let channel = engine.channels[cid], let user = engine.users[reader],
+                let channel = try engine.channel(cid)
+                guard let user = engine.users[reader],
                       var read = channel.members[reader]?.read else { throw ReceiptsError.notAMember(user: reader, cid: cid) }
                 var threadID: String?
                 if case .thread(let parentID) = scope, let threadRead = channel.threads[parentID]?.reads[reader] {

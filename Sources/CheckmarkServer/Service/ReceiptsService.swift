@@ -86,11 +86,18 @@ package final class ReceiptsService: Sendable {
         /// waits for: they were admitted before it.
         var archiveReads = 0
         var drainAfterArchiveReads = false
+        /// Whether dormant channels are being loaded (``loadChannels(_:then:)``); work that comes
+        /// meanwhile waits in `heldForLoads`, in order, so that nothing overtakes what waits for them.
+        var loadingChannels = false
+        var heldForLoads: [() -> Void] = []
+        /// Each channel's newest messages that keep their texts in memory (`message_window`).
+        let messageWindow: Int
 
         init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
              maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
              channelStateCacheBytes: Int) {
             fragments = ChannelStateFragments(budgetBytes: channelStateCacheBytes)
+            self.messageWindow = messageWindow
             engine = ReceiptsEngine(restoring: stored.snapshot)
             engine.messageWindow = messageWindow
             engine.markAllMessagesDurable()
@@ -122,7 +129,10 @@ package final class ReceiptsService: Sendable {
     ) async throws -> ReceiptsService {
         let writer = NIOThreadPool(numberOfThreads: 1)
         writer.start()
-        let stored = try await writer.runIfActive { try store.load(messageWindow: messageWindow) }
+        // A single node leaves every channel in storage until first needed; a cluster node applies
+        // every node's commands as they come and so holds every channel.
+        let dormant = !(store is any SharedReceiptsStore)
+        let stored = try await writer.runIfActive { dormant ? try store.loadDormant() : try store.load(messageWindow: messageWindow) }
         let service = try await engineLoop.submit {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, stored: stored,
@@ -234,12 +244,20 @@ package final class ReceiptsService: Sendable {
     }
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T,
-                                   archived: ArchivedTexts, promise: EventLoopPromise<T>) {
+                                   archived: ArchivedTexts, loaded: Set<ChannelCID> = [], promise: EventLoopPromise<T>) {
         schedule(changesState: false) {
             let state = self.state.value
             // After a failed commit the engine holds what never became durable: nothing is read from it.
             if let failed = state.sequencer.failure { return promise.fail(ServiceError.storage(failed)) }
             var value = Result { try body(state.engine, &state.fragments, archived) }
+            if case .failure(ReceiptsError.channelsNotLoaded(let cids)) = value, !loaded.isSuperset(of: cids) {
+                return self.loadChannels(cids) { result in
+                    switch result {
+                    case .success: self.read(body, archived: archived, loaded: loaded.union(cids), promise: promise)
+                    case .failure(let error): self.release(Result<T, any Error>.failure(ServiceError.storage(error)), to: promise)
+                    }
+                }
+            }
             if case .failure(let missing as ArchivedTexts.Missing) = value {
                 guard archived.lacksAny(of: missing) else {
                     value = .failure(ServiceError.storage(.unavailable(reason: "archived messages were read and are still missing")))
@@ -247,7 +265,7 @@ package final class ReceiptsService: Sendable {
                 }
                 return self.readArchived(missing) { result in
                     switch result {
-                    case .success(let texts): self.read(body, archived: archived.adding(texts), promise: promise)
+                    case .success(let texts): self.read(body, archived: archived.adding(texts), loaded: loaded, promise: promise)
                     case .failure(let error): self.release(Result<T, any Error>.failure(ServiceError.storage(error)), to: promise)
                     }
                 }
@@ -286,6 +304,51 @@ package final class ReceiptsService: Sendable {
         .assumeIsolated().whenComplete { result in
             next(result.mapError { ($0 as? StorageError) ?? .unavailable(reason: "\($0)") })
             let state = self.state.value
+            state.archiveReads -= 1
+            if state.archiveReads == 0 && state.drainAfterArchiveReads {
+                state.drainAfterArchiveReads = false
+                self.carryOut(state.sequencer.drainRequested())
+            }
+        }
+    }
+
+    /// Loads the dormant channels `cids` on the journal reader's thread and installs them in the
+    /// engine, then calls `next` on the engine loop, before any work that came meanwhile (held until
+    /// then, in order: nothing overtakes what waits for a channel). A channel storage does not have
+    /// fails it (`storage_unavailable`). While it loads, a drain waits for it.
+    private func loadChannels(_ cids: [ChannelCID], then next: @escaping (Result<Void, StorageError>) -> Void) {
+        let store = self.store
+        let window = state.value.messageWindow
+        let started = NIODeadline.now()
+        state.value.loadingChannels = true
+        state.value.archiveReads += 1
+        journalReader.runIfActive(eventLoop: engineLoop) { () throws -> [CheckmarkCore.Channel] in
+            try cids.map { cid in
+                guard let channel = try store.loadChannel(cid, messageWindow: window) else {
+                    throw StorageError.unavailable(reason: "channel \(cid) is missing from storage")
+                }
+                return channel
+            }
+        }
+        .assumeIsolated().whenComplete { result in
+            let state = self.state.value
+            switch result {
+            case .success(let channels):
+                for channel in channels { state.engine.install(channel) }
+                self.logger.debug("channels loaded", metadata: [
+                    "channels": "\(cids.map(\.description).joined(separator: ","))",
+                    "messages": "\(channels.reduce(0) { $0 + $1.messages.count })",
+                    "ms": "\((NIODeadline.now() - started).nanoseconds / 1_000_000)",
+                ])
+            case .failure(let error):
+                self.logger.error("channels could not be loaded", metadata: [
+                    "channels": "\(cids.map(\.description).joined(separator: ","))", "error": "\(error)",
+                ])
+            }
+            state.loadingChannels = false
+            next(result.map { _ in () }.mapError { ($0 as? StorageError) ?? .unavailable(reason: "\($0)") })
+            // What came meanwhile, in order, until one of it waits for channels in turn.
+            while !state.loadingChannels, !state.heldForLoads.isEmpty { state.heldForLoads.removeFirst()() }
             state.archiveReads -= 1
             if state.archiveReads == 0 && state.drainAfterArchiveReads {
                 state.drainAfterArchiveReads = false
@@ -359,6 +422,18 @@ package final class ReceiptsService: Sendable {
         let closing = closingConnection(command)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
+        case .failure(.channelsNotLoaded(let cids)) where !recalled:
+            // Not a refusal: the command needs dormant channels. They are loaded off the engine loop,
+            // then the command is applied again before anything that came after it.
+            loadChannels(cids) { result in
+                switch result {
+                case .success:
+                    self.apply(command, sink: sink, recalled: true, complete: complete)
+                case .failure(let error):
+                    self.carryOut(self.state.value.sequencer.applied(
+                        entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.storage(error)))))
+                }
+            }
         case .failure(.archivedText(let cid, let position)) where !recalled:
             // Not a refusal: the command needs an archived text (a thread's title). Read off the engine
             // loop, then the command is applied again, in the order of what comes then (it was
@@ -531,6 +606,10 @@ package final class ReceiptsService: Sendable {
     /// Runs `work` in order with the commits: now on a single node; in the next commit cycle in a
     /// cluster (under the append lock when it `changesState`).
     func schedule(changesState: Bool, _ work: @escaping () -> Void) {
+        if state.value.loadingChannels {
+            state.value.heldForLoads.append { self.schedule(changesState: changesState, work) }
+            return
+        }
         // What `enqueue` would answer, without the two lists it takes to say so.
         if state.value.sequencer.runsWorkAtOnce { return work() }
         carryOut(state.value.sequencer.enqueue(work, changesState: changesState))
@@ -641,6 +720,16 @@ package final class ReceiptsService: Sendable {
             }
             cluster?.notePresenceChange(entry.command, engine: state.engine)
             var applied = state.engine.apply(entry.command, at: entry.at)
+            if case .failure(.channelsNotLoaded(let cids)) = applied {
+                // Dormant channels here: loaded at once (the cycle cannot go on without them).
+                for cid in cids {
+                    guard let channel = try store.loadChannel(cid, messageWindow: state.messageWindow) else {
+                        throw Divergence(description: "journal entry \(entry.seq) needs channel \(cid), which storage does not have")
+                    }
+                    state.engine.install(channel)
+                }
+                applied = state.engine.apply(entry.command, at: entry.at)
+            }
             if case .failure(.archivedText(let cid, let position)) = applied {
                 // A thread's title this node had archived: read back at once (the cycle cannot go on
                 // without it; one indexed row, once per thread).

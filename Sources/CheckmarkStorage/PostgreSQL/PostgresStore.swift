@@ -255,24 +255,110 @@ package final class PostgresStore: SharedReceiptsStore {
         var rows = StoredStateAssembly(path: location.description, messageWindow: messageWindow)
         rows.users = try load(StateTables.users, "ORDER BY id")
         rows.channelTypes = try load(StateTables.channelTypes, "ORDER BY name")
-        // Archived texts are not sent: "" in their place (the assembly archives the same ones).
-        let table = StateTables.messages
-        let window = Int64(clamping: messageWindow)
-        let columns = table.columns.map {
-            $0.name == "text" ? "CASE WHEN position > max(position) OVER (PARTITION BY cid) - \(window) THEN text ELSE '' END AS text" : $0.name
-        }
-        let messages = try PostgresTableBinder(table).decode(run(
-            "SELECT \(columns.joined(separator: ", ")) FROM \(table.name) ORDER BY cid, position"))
-        var counts: [ChannelCID: Int] = [:]
-        for (_, message, _) in messages { counts[message.cid, default: 0] += 1 }
-        rows.setChannels(try load(StateTables.channels), messageCounts: counts)
-        for (position, message, countableBefore) in messages { try rows.appendMessage(message, at: position, countableBefore: countableBefore) }
+        let messages = try PostgresTableBinder(StateTables.messages).decode(run(Self.messagesQuery(window: messageWindow)))
+        try Self.add(messages, of: try load(StateTables.channels), to: &rows)
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
         rows.threads = try load(StateTables.threads)
         rows.counters = try load(StateTables.counters)
         rows.channelSequences = try load(StateTables.channelSequences)
         return try rows.assemble()
+    }
+
+    /// The query of `messages` (of the channels `clause` names), archived texts not sent: "" in their
+    /// place (the assembly archives the same ones).
+    private static func messagesQuery(window: Int, _ clause: String = "") -> String {
+        let table = StateTables.messages
+        let columns = table.columns.map {
+            $0.name == "text"
+                ? "CASE WHEN position > max(position) OVER (PARTITION BY cid) - \(Int64(clamping: window)) THEN text ELSE '' END AS text"
+                : $0.name
+        }
+        return "SELECT \(columns.joined(separator: ", ")) FROM \(table.name) \(clause) ORDER BY cid, position"
+    }
+
+    /// Sets `channels` and appends `messages` (in cid and position order) to them.
+    private static func add(_ messages: [StateTables.MessageRow], of channels: [CheckmarkCore.Channel], to rows: inout StoredStateAssembly) throws {
+        var counts: [ChannelCID: Int] = [:]
+        for (_, message, _) in messages { counts[message.cid, default: 0] += 1 }
+        rows.setChannels(channels, messageCounts: counts)
+        for (position, message, countableBefore) in messages { try rows.appendMessage(message, at: position, countableBefore: countableBefore) }
+    }
+
+    package func loadDormant() throws(StorageError) -> StoredState {
+        try checkOpen()
+        do {
+            try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? run("COMMIT") }
+            return try loadDormantRows()
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw .unavailable(reason: "loading from \(location): \(Self.describe(error))")
+        }
+    }
+
+    private func loadDormantRows() throws -> StoredState {
+        func load<Row>(_ table: TableDescription<Row>, _ clauses: String? = nil) throws -> [Row] {
+            try PostgresTableBinder(table).decode(run(table.select(clauses)))
+        }
+        var rows = StoredStateAssembly(path: location.description)
+        rows.users = try load(StateTables.users, "ORDER BY id")
+        rows.channelTypes = try load(StateTables.channelTypes, "ORDER BY name")
+        rows.setChannels(try load(StateTables.channels), messageCounts: [:])
+        var last: [ChannelCID: (position: Int, createdAt: Timestamp, countable: Int)] = [:]
+        // The newest message of each channel: one descent of the primary key each.
+        for row in try run("""
+            SELECT c.cid, m.position, m.created_at, m.countable FROM channels AS c CROSS JOIN LATERAL
+                (SELECT position, created_at, \(StoredStateAssembly.countableThroughSQL) AS countable FROM messages
+                 WHERE messages.cid = c.cid ORDER BY position DESC LIMIT 1) AS m
+            """) {
+            let (cid, position, createdAt, countable) = try row.decode((String, Int64, Int64, Int64).self)
+            last[try StateTables.cid(cid)] = (Int(position), Timestamp(rawValue: createdAt), Int(countable))
+        }
+        for row in try run("SELECT \(StoredStateAssembly.dormantMemberColumns) FROM members ORDER BY cid, position") {
+            let (cid, userID, position, createdAt, readPosition, lastRead, unread, seen) =
+                try row.decode((String, String, Int64, Int64, Int64, Int64, Int64, Int64).self)
+            rows.members.append(StoredStateAssembly.dormantMember(
+                cid: try StateTables.cid(cid), userID: userID, position: position, createdAt: createdAt, readPosition: readPosition,
+                lastRead: lastRead, unread: unread, countableSeen: seen))
+        }
+        rows.threadReads = try load(StateTables.threadReads)
+        rows.threads = try load(StateTables.threads)
+        rows.counters = try load(StateTables.counters)
+        rows.channelSequences = try load(StateTables.channelSequences)
+        return try rows.assembleDormant(lastMessages: last)
+    }
+
+    package func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> CheckmarkCore.Channel? {
+        try checkOpen()
+        do {
+            let connection = try journalReader()
+            let logger = self.logger
+            func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
+                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
+            }
+            // One snapshot of the channel's rows.
+            _ = try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? run("COMMIT") }
+            var key = PostgresBindings()
+            key.append(cid.description)
+            func load<Row>(_ table: TableDescription<Row>, _ clauses: String) throws -> [Row] {
+                try PostgresTableBinder(table).decode(run(table.select(clauses), key))
+            }
+            guard let channel = try load(StateTables.channels, "WHERE cid = $1").first else { return nil }
+            var rows = StoredStateAssembly(path: location.description, messageWindow: messageWindow)
+            let messages = try PostgresTableBinder(StateTables.messages).decode(run(Self.messagesQuery(window: messageWindow, "WHERE cid = $1"), key))
+            try Self.add(messages, of: [channel], to: &rows)
+            rows.members = try load(StateTables.members, "WHERE cid = $1 ORDER BY position")
+            rows.threadReads = try load(StateTables.threadReads, "WHERE cid = $1")
+            rows.threads = try load(StateTables.threads, "WHERE cid = $1")
+            return try rows.assemble().snapshot.channels.first
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw .unavailable(reason: "loading channel \(cid) from \(location): \(Self.describe(error))")
+        }
     }
 
     // MARK: Writing

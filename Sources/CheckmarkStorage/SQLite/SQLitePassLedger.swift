@@ -76,6 +76,14 @@ struct SQLitePassLedger: Sendable {
         }
     }
 
+    /// Takes the passes of `channel`'s members as stored (a channel loaded alone, as it is in storage).
+    mutating func learn(_ channel: Channel) {
+        stored[channel.cid] = nil
+        for (userID, member) in channel.members where !member.read.readPasses.isEmpty || !member.read.deliveredPasses.isEmpty {
+            stored[channel.cid, default: [:]][userID] = (Stored(member.read.readPasses), Stored(member.read.deliveredPasses))
+        }
+    }
+
     /// Which passes of `member` (of channel `cid`) to write, counting them all as stored from now on.
     mutating func write(of member: Member, in cid: ChannelCID) -> Write {
         let read = member.read.readPasses, delivered = member.read.deliveredPasses

@@ -20,8 +20,10 @@ struct SQLiteRowReader {
     }
 
     /// Hands `body` a reader positioned on each row of `sql` in turn.
-    static func forEach(_ db: Database, sql: String, _ body: (inout SQLiteRowReader) throws -> Void) throws {
+    static func forEach(_ db: Database, sql: String, arguments: StatementArguments = StatementArguments(),
+                        _ body: (inout SQLiteRowReader) throws -> Void) throws {
         let statement = try db.makeStatement(sql: sql)
+        try statement.setArguments(arguments)
         var reader = SQLiteRowReader(handle: statement.sqliteStatement)
         while true {
             let code = sqlite3_step(reader.handle)

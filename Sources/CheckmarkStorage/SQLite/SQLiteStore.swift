@@ -202,6 +202,79 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    package func loadDormant() throws(StorageError) -> StoredState {
+        try checkOpen()
+        do {
+            return try passLedger.withLock { ledger in
+                let state = try queue.read { db in try Self.loadDormant(db) }
+                // Nothing of any channel's passes is in memory: each channel's are learnt as it loads.
+                ledger = SQLitePassLedger(stored: [])
+                return state
+            }
+        } catch {
+            throw Self.storageError(error, path: directory.databasePath)
+        }
+    }
+
+    /// Users, types, channels with their newest message (one seek of the primary key each), members'
+    /// pointers and counts, thread reads with their threads' counts, counters and sequences.
+    private static func loadDormant(_ db: Database) throws -> StoredState {
+        var rows = StoredStateAssembly(path: "")
+        rows.users = try SQLiteTableBinder(StateTables.users).load(db)
+        rows.channelTypes = try SQLiteTableBinder(StateTables.channelTypes).load(db)
+        let channels = try SQLiteTableBinder(StateTables.channels).load(db)
+        var last: [ChannelCID: (position: Int, createdAt: Timestamp, countable: Int)] = [:]
+        for channel in channels {
+            guard let row = try Row.fetchOne(db, sql: "SELECT position, created_at, \(StoredStateAssembly.countableThroughSQL) FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1",
+                                             arguments: [channel.cid.description]) else { continue }
+            last[channel.cid] = (row[0], Timestamp(rawValue: row[1]), row[2])
+        }
+        rows.setChannels(channels, messageCounts: [:])
+        try SQLiteRowReader.forEach(db, sql: "SELECT \(StoredStateAssembly.dormantMemberColumns) FROM members ORDER BY cid, position") { row in
+            rows.members.append(try StoredStateAssembly.dormantMember(
+                cid: row.cid(0), userID: row.text(1), position: row.integer(2), createdAt: row.integer(3), readPosition: row.integer(4),
+                lastRead: row.integer(5), unread: row.integer(6), countableSeen: row.integer(7)))
+        }
+        rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
+        rows.threads = try SQLiteTableBinder(StateTables.threads).load(db)
+        rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
+        rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
+        return try rows.assembleDormant(lastMessages: last)
+    }
+
+    package func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> Channel? {
+        try checkOpen()
+        do {
+            let channel = try reader.read { db in try Self.loadChannel(cid, messageWindow: messageWindow, db) }
+            if let channel { passLedger.withLock { $0?.learn(channel) } }
+            return channel
+        } catch {
+            throw Self.storageError(error, path: directory.databasePath)
+        }
+    }
+
+    /// One channel's rows, put together as ``load(messageWindow:)`` puts every channel's.
+    private static func loadChannel(_ cid: ChannelCID, messageWindow: Int, _ db: Database) throws -> Channel? {
+        let key: StatementArguments = [cid.description]
+        guard let channel = try SQLiteTableBinder(StateTables.channels).load(db, "WHERE cid = ?", arguments: key).first else { return nil }
+        var rows = StoredStateAssembly(path: "", messageWindow: messageWindow)
+        var counts: [ChannelCID: Int] = [:]
+        var idBytes: [ChannelCID: Int] = [:]
+        if let last = try Row.fetchOne(db, sql: "SELECT position, length(CAST(id AS BLOB)) FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1",
+                                       arguments: key) {
+            counts[cid] = (last[0] as Int) + 1
+            idBytes[cid] = last[1] as Int
+        }
+        rows.setChannels([channel], messageCounts: counts, idBytes: idBytes)
+        try loadMessages(db, where: "WHERE cid = ?", arguments: key, into: &rows)
+        rows.members = try SQLiteTableBinder(StateTables.members).load(db, "WHERE cid = ? ORDER BY position", arguments: key)
+        rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db, "WHERE cid = ?", arguments: key)
+        rows.threads = try SQLiteTableBinder(StateTables.threads).load(db, "WHERE cid = ?", arguments: key)
+        var state = try rows.assemble()
+        try loadPasses(db, where: "WHERE cid = ?", arguments: key, into: &state.snapshot)
+        return state.snapshot.channels.first
+    }
+
     private static func load(_ db: Database, messageWindow: Int) throws -> StoredState {
         var rows = StoredStateAssembly(path: "", messageWindow: messageWindow)
         rows.users = try SQLiteTableBinder(StateTables.users).load(db)
@@ -232,14 +305,15 @@ package final class SQLiteStore: ReceiptsStore {
     /// Streams `messages` into their channels: a loaded message is held once, not also as a row. Read
     /// column by column (a row per message is most of a start-up), as ``StateTables/messages`` decodes;
     /// archived texts are not read.
-    private static func loadMessages(_ db: Database, into rows: inout StoredStateAssembly) throws {
+    private static func loadMessages(_ db: Database, where clause: String = "", arguments: StatementArguments = StatementArguments(),
+                                     into rows: inout StoredStateAssembly) throws {
         let table = StateTables.messages
         let names = table.columns.map(\.name)
         func column(_ name: String) -> Int32 { Int32(names.firstIndex(of: name)!) }
         let (cid, position, id, user, text, type) = (column("cid"), column("position"), column("id"), column("user_id"), column("text"), column("type"))
         let (createdAt, parent, shown, silent) = (column("created_at"), column("parent_id"), column("show_in_channel"), column("silent"))
         let countableBefore = column("countable_before")
-        try SQLiteRowReader.forEach(db, sql: table.select("ORDER BY cid, position")) { row in
+        try SQLiteRowReader.forEach(db, sql: table.select(clause + " ORDER BY cid, position"), arguments: arguments) { row in
             let messageCID = try row.cid(cid)
             let at = Int(row.integer(position))
             let message = Message(
@@ -254,14 +328,15 @@ package final class SQLiteStore: ReceiptsStore {
     /// (column by column: a message makes one or two).
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for a pass of no member, of an unknown kind, or
     ///   one that does not reach further than the member's pass before it.
-    private static func loadPasses(_ db: Database, into snapshot: inout ReceiptsSnapshot) throws {
+    private static func loadPasses(_ db: Database, where clause: String = "", arguments: StatementArguments = StatementArguments(),
+                                   into snapshot: inout ReceiptsSnapshot) throws {
         let channelIndex = Dictionary(uniqueKeysWithValues: snapshot.channels.enumerated().map { ($0.element.cid, $0.offset) })
         let table = StateTables.pointerPasses
         let names = table.columns.map(\.name)
         func column(_ name: String) -> Int32 { Int32(names.firstIndex(of: name)!) }
         let (cidColumn, user, kindColumn, position, at) = (column("cid"), column("user_id"), column("kind"), column("position"), column("at"))
         var last: (cid: ChannelCID, index: Int)?
-        try SQLiteRowReader.forEach(db, sql: table.select("ORDER BY seq")) { row in
+        try SQLiteRowReader.forEach(db, sql: table.select(clause + " ORDER BY seq"), arguments: arguments) { row in
             let cid = try row.cid(cidColumn), userID = row.text(user), code = row.integer(kindColumn)
             guard let kind = PointerPassKind(rawValue: code) else { throw StorageError.corrupt(path: "", reason: "pointer pass of kind \(code)") }
             let index: Int

@@ -78,6 +78,70 @@ struct StoredStateAssembly {
         channel.messages.appendStored(message, holdingText: holdingText)
     }
 
+    /// The SQL expression (both engines) of the countable messages through a `messages` row: those
+    /// before it and itself if it counts (rule 4: a channel message, not silent).
+    static let countableThroughSQL =
+        "countable_before + CASE WHEN (parent_id IS NULL OR show_in_channel) AND NOT silent THEN 1 ELSE 0 END"
+
+    /// The `members` columns a dormant load reads (not the pointer passes), in the order
+    /// ``dormantMember(cid:userID:position:createdAt:readPosition:lastRead:unread:countableSeen:)`` takes them.
+    static let dormantMemberColumns = "cid, user_id, position, created_at, read_position, last_read, unread_messages, countable_seen"
+
+    /// A member row as a dormant load reads it: the pointer and counts, not the passes.
+    static func dormantMember(cid: ChannelCID, userID: String, position: Int64, createdAt: Int64, readPosition: Int64, lastRead: Int64,
+                              unread: Int64, countableSeen: Int64) -> StateTables.MemberRow {
+        var read = ReadState(joinedAt: Timestamp(rawValue: lastRead), messageCount: Int(readPosition))
+        read.unreadMessages = Int(unread)
+        return (cid, Int(position), Member(userID: userID, createdAt: Timestamp(rawValue: createdAt), read: read), Int(countableSeen))
+    }
+
+    /// A stored unread count brought forward: `unread` as of `seen` countable messages (or replies),
+    /// with `countable` now; between two writes of its row only others' messages add to it.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` when the counts do not add up (`what` says whose).
+    static func broughtForward(_ unread: Int, seen: Int, countable: Int, path: String, of what: @autoclosure () -> String) throws(StorageError) -> Int {
+        let now = unread + countable - seen
+        guard seen <= countable, unread >= 0, now <= countable else {
+            throw .corrupt(path: path, reason: "\(what()): \(unread) unread of \(seen) countable, now \(countable)")
+        }
+        return now
+    }
+
+    /// The state with every channel dormant (``DormantChannel``), from the channels, members, thread
+    /// reads and threads set, and each channel's newest message in `lastMessages` (its position, time,
+    /// and the countable messages through it). No message is read.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.
+    consuming func assembleDormant(lastMessages: [ChannelCID: (position: Int, createdAt: Timestamp, countable: Int)]) throws(StorageError) -> StoredState {
+        var countableReplies: [ChannelCID: [String: Int]] = [:]
+        for (cid, parentID, _, countable) in threads { countableReplies[cid, default: [:]][parentID] = countable }
+        var unreadThreads: [ChannelCID: [String: Int]] = [:]
+        for row in threadReads {
+            let unread = try Self.broughtForward(
+                row.read.unreadReplies, seen: row.repliesSeen, countable: countableReplies[row.cid]?[row.parentID] ?? 0, path: path,
+                of: "\(row.userID) in the thread of \(row.parentID) in \(row.cid)")
+            if unread > 0 { unreadThreads[row.cid, default: [:]][row.userID, default: 0] += 1 }
+        }
+        var dormant: [ChannelCID: DormantChannel] = [:]
+        dormant.reserveCapacity(byCID.count)
+        for (cid, channel) in byCID {
+            let last = lastMessages[cid]
+            dormant[cid] = DormantChannel(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, lastMessageAt: last?.createdAt,
+                                          messageCount: last.map { $0.position + 1 } ?? 0, members: [])
+        }
+        for (cid, _, member, countableSeen) in members {
+            guard let index = dormant.index(forKey: cid) else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
+            let unread = try Self.broughtForward(member.read.unreadMessages, seen: countableSeen, countable: lastMessages[cid]?.countable ?? 0,
+                                                 path: path, of: "\(member.userID) in \(cid)")
+            dormant.values[index].members.append(DormantChannel.Member(
+                userID: member.userID, readPosition: member.read.readPosition, lastRead: member.read.lastRead, unreadMessages: unread,
+                unreadThreads: unreadThreads[cid]?[member.userID] ?? 0))
+        }
+        var snapshot = ReceiptsSnapshot()
+        snapshot.users = users.sorted { $0.id < $1.id }
+        snapshot.channelTypes = channelTypes.sorted { $0.name < $1.name }
+        snapshot.dormantChannels = dormant.values.sorted { $0.cid < $1.cid }
+        return finish(snapshot)
+    }
+
     /// Each member's unread count is brought forward from when its row was written: the stored count
     /// plus the channel's countable messages since (``StateTables/members``).
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.
@@ -87,12 +151,9 @@ struct StoredStateAssembly {
         snapshot.channelTypes = channelTypes.sorted { $0.name < $1.name }
         for (cid, _, var member, countableSeen) in members {
             guard let index = byCID.index(forKey: cid) else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
-            let countable = byCID.values[index].messages.countableCount
-            let unread = member.read.unreadMessages + countable - countableSeen
-            guard countableSeen <= countable, member.read.unreadMessages >= 0, unread <= countable else {
-                throw .corrupt(path: path, reason: "\(member.userID) in \(cid): \(member.read.unreadMessages) unread of \(countableSeen) countable messages, now \(countable)")
-            }
-            member.read.unreadMessages = unread
+            member.read.unreadMessages = try Self.broughtForward(
+                member.read.unreadMessages, seen: countableSeen, countable: byCID.values[index].messages.countableCount, path: path,
+                of: "\(member.userID) in \(cid)")
             byCID.values[index].members[member.userID] = member
             byCID.values[index].memberOrder.append(member.userID)
         }
@@ -106,15 +167,20 @@ struct StoredStateAssembly {
         }
         for row in threadReads {
             guard let index = byCID.index(forKey: row.cid) else { throw .corrupt(path: path, reason: "thread read of unknown channel \(row.cid)") }
-            do {
-                try row.restore(into: &byCID.values[index], countableReplies: storedThreads[row.cid]?[row.parentID]?.countable ?? 0)
-            } catch {
-                guard case .corrupt(_, let reason) = error else { throw error }
-                throw .corrupt(path: path, reason: reason)
-            }
+            var read = row.read
+            read.unreadReplies = try Self.broughtForward(
+                read.unreadReplies, seen: row.repliesSeen, countable: storedThreads[row.cid]?[row.parentID]?.countable ?? 0, path: path,
+                of: "\(row.userID) in the thread of \(row.parentID) in \(row.cid)")
+            byCID.values[index].threads[row.parentID, default: MessageThread(parentID: row.parentID)].reads[row.userID] = read
         }
         snapshot.channels = byCID.values.sorted { $0.cid < $1.cid }
         byCID = [:]
+        return finish(snapshot)
+    }
+
+    /// The stored state of `snapshot` with the counters and sequences.
+    private func finish(_ snapshot: ReceiptsSnapshot) -> StoredState {
+        var snapshot = snapshot
         let named = Dictionary(counters.map { ($0.name, $0.value) }) { _, last in last }
         snapshot.generatedMessageIDs = Int(named["generated_message_ids"] ?? 0)
         snapshot.clock = Timestamp(rawValue: named["clock"] ?? 0)

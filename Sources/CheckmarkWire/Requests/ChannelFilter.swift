@@ -78,14 +78,14 @@ package struct ChannelFilter: Sendable, Equatable {
     }
 
     /// Whether the channel passes every condition.
-    package func matches(_ channel: Channel) -> Bool {
+    package func matches(_ channel: ChannelListing) -> Bool {
         conditions.allSatisfy { condition in
             switch condition {
             case .cid(let values): values.contains(channel.cid.description)
             case .id(let values): values.contains(channel.cid.id)
             case .type(let values): values.contains(channel.cid.type)
-            case .anyMember(let ids): ids.contains { channel.members[$0] != nil }
-            case .exactMembers(let ids): ids.count == channel.members.count && ids.allSatisfy { channel.members[$0] != nil }
+            case .anyMember(let ids): ids.contains { channel.hasMember($0) }
+            case .exactMembers(let ids): ids.count == channel.memberCount && ids.allSatisfy { channel.hasMember($0) }
             }
         }
     }

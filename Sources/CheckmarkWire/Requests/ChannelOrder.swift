@@ -42,7 +42,7 @@ package struct ChannelOrder: Sendable, Equatable {
     }
 
     /// Whether `a` comes before `b`.
-    package func precedes(_ a: Channel, _ b: Channel) -> Bool {
+    package func precedes(_ a: ChannelListing, _ b: ChannelListing) -> Bool {
         for key in keys {
             let order = Self.compare(a, b, by: key.field)
             if order != 0 { return key.ascending ? order < 0 : order > 0 }
@@ -50,13 +50,13 @@ package struct ChannelOrder: Sendable, Equatable {
         return a.cid < b.cid
     }
 
-    private static func compare(_ a: Channel, _ b: Channel, by field: Field) -> Int {
+    private static func compare(_ a: ChannelListing, _ b: ChannelListing, by field: Field) -> Int {
         func sign<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : x > y ? 1 : 0 }
         switch field {
         case .lastUpdated: return sign(a.lastMessageAt ?? a.createdAt, b.lastMessageAt ?? b.createdAt)
         case .lastMessageAt: return sign(a.lastMessageAt?.rawValue ?? .min, b.lastMessageAt?.rawValue ?? .min)
         case .createdAt, .updatedAt: return sign(a.createdAt, b.createdAt)
-        case .memberCount: return sign(a.members.count, b.members.count)
+        case .memberCount: return sign(a.memberCount, b.memberCount)
         case .cid: return sign(a.cid, b.cid)
         }
     }

@@ -54,7 +54,7 @@ public enum ResultJSON {
     package static func writeChannelState(engine: ReceiptsEngine, cid: ChannelCID, viewer: String, messages pagination: MessagePagination,
                                           watcherCount: Int? = nil, fragments: inout ChannelStateFragments,
                                           archived: ArchivedTexts = ArchivedTexts(), into w: inout JSONWriter) throws {
-        guard let channel = engine.channels[cid] else { throw ReceiptsError.unknownChannel(cid) }
+        let channel = try engine.channel(cid)
         let page = try pagination.page(of: channel.channelMessagePositions, in: channel.messages, prefix: "messages.")
         // Before anything is written: all the page's archived texts are read in one go.
         try archived.require(page, of: channel.messages)
