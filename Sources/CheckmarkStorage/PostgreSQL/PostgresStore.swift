@@ -316,18 +316,17 @@ package final class PostgresStore: SharedReceiptsStore {
             let (cid, position, createdAt, countable) = try row.decode((String, Int64, Int64, Int64).self)
             last[try StateTables.cid(cid)] = (Int(position), Timestamp(rawValue: createdAt), Int(countable))
         }
-        for row in try run("SELECT \(StoredStateAssembly.dormantMemberColumns) FROM members ORDER BY cid, position") {
-            let (cid, userID, position, createdAt, readPosition, lastRead, unread, seen) =
-                try row.decode((String, String, Int64, Int64, Int64, Int64, Int64, Int64).self)
-            rows.members.append(StoredStateAssembly.dormantMember(
-                cid: try StateTables.cid(cid), userID: userID, position: position, createdAt: createdAt, readPosition: readPosition,
-                lastRead: lastRead, unread: unread, countableSeen: seen))
-        }
         rows.threadReads = try load(StateTables.threadReads)
         rows.threads = try load(StateTables.threads)
+        try rows.beginDormant(lastMessages: last)
+        for row in try run("SELECT \(StoredStateAssembly.dormantMemberColumns) FROM members ORDER BY cid, position") {
+            let (cid, userID, readPosition, lastRead, unread, seen) = try row.decode((String, String, Int64, Int64, Int64, Int64).self)
+            try rows.appendDormantMember(cid: try StateTables.cid(cid), userID: userID, readPosition: readPosition, lastRead: lastRead,
+                                         unread: unread, countableSeen: seen)
+        }
         rows.counters = try load(StateTables.counters)
         rows.channelSequences = try load(StateTables.channelSequences)
-        return try rows.assembleDormant(lastMessages: last)
+        return rows.assembleDormant()
     }
 
     package func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> CheckmarkCore.Channel? {

@@ -122,15 +122,23 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    /// Checks the structure of every page of the database (SQLite's `quick_check`), on the read-only
-    /// connection: a damaged file that opens and loads (its damage elsewhere than the state tables)
-    /// is found here. Its time grows with the file, so the server runs it after start, not before.
+    /// Checks the structure of every page of the database (SQLite's `quick_check`), on a read-only
+    /// connection of its own: a damaged file that opens and loads (its damage elsewhere than the state
+    /// tables) is found here. Its time grows with the file, so the server runs it after start, not
+    /// before, and beside the journal reader (channels loaded on first use, archived texts and
+    /// resumes do not wait for it).
     /// - Throws: ``StorageError/corrupt(path:reason:)`` with SQLite's first finding.
     package func verify() throws(StorageError) {
         try checkOpen()
         let path = directory.databasePath
         do {
-            try reader.read { db in
+            var configuration = Configuration()
+            configuration.label = "checkmark-verify"
+            configuration.readonly = true
+            configuration.busyMode = .timeout(5)
+            let checker = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? checker.close() }
+            try checker.read { db in
                 let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
                 guard check == "ok" else { throw StorageError.corrupt(path: path, reason: check) }
             }
@@ -206,6 +214,14 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try passLedger.withLock { ledger in
+                // As for a full load: a small cache, not filled with the pages of each channel's
+                // newest message that commits will not touch.
+                let configured = try queue.inDatabase { db in
+                    let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+                    try db.execute(sql: "PRAGMA cache_size = -\(Self.loadCacheKiB)")
+                    return size
+                }
+                defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(configured)") } }
                 let state = try queue.read { db in try Self.loadDormant(db) }
                 // Nothing of any channel's passes is in memory: each channel's are learnt as it loads.
                 ledger = SQLitePassLedger(stored: [])
@@ -230,16 +246,17 @@ package final class SQLiteStore: ReceiptsStore {
             last[channel.cid] = (row[0], Timestamp(rawValue: row[1]), row[2])
         }
         rows.setChannels(channels, messageCounts: [:])
-        try SQLiteRowReader.forEach(db, sql: "SELECT \(StoredStateAssembly.dormantMemberColumns) FROM members ORDER BY cid, position") { row in
-            rows.members.append(try StoredStateAssembly.dormantMember(
-                cid: row.cid(0), userID: row.text(1), position: row.integer(2), createdAt: row.integer(3), readPosition: row.integer(4),
-                lastRead: row.integer(5), unread: row.integer(6), countableSeen: row.integer(7)))
-        }
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.threads = try SQLiteTableBinder(StateTables.threads).load(db)
+        try rows.beginDormant(lastMessages: last)
+        // Streamed into their channels: a member is held once, not also as a row.
+        try SQLiteRowReader.forEach(db, sql: "SELECT \(StoredStateAssembly.dormantMemberColumns) FROM members ORDER BY cid, position") { row in
+            try rows.appendDormantMember(cid: row.cid(0), userID: row.text(1), readPosition: row.integer(2), lastRead: row.integer(3),
+                                         unread: row.integer(4), countableSeen: row.integer(5))
+        }
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
-        return try rows.assembleDormant(lastMessages: last)
+        return rows.assembleDormant()
     }
 
     package func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> Channel? {

@@ -12,6 +12,10 @@ struct StoredStateAssembly {
     var threads: [StateTables.ThreadRow] = []
     /// Each thread's counts as the loaded replies give them (what ``threads`` must say).
     private var loadedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
+    /// A dormant load's channels, who has unread replies where, and each channel's countable messages.
+    private var dormant: [ChannelCID: DormantChannel] = [:]
+    private var unreadThreads: [ChannelCID: [String: Int]] = [:]
+    private var countableThrough: [ChannelCID: Int] = [:]
     var counters: [StateTables.CounterRow] = []
     var channelSequences: [StateTables.SequenceRow] = []
     private var byCID: [ChannelCID: Channel] = [:]
@@ -84,16 +88,8 @@ struct StoredStateAssembly {
         "countable_before + CASE WHEN (parent_id IS NULL OR show_in_channel) AND NOT silent THEN 1 ELSE 0 END"
 
     /// The `members` columns a dormant load reads (not the pointer passes), in the order
-    /// ``dormantMember(cid:userID:position:createdAt:readPosition:lastRead:unread:countableSeen:)`` takes them.
-    static let dormantMemberColumns = "cid, user_id, position, created_at, read_position, last_read, unread_messages, countable_seen"
-
-    /// A member row as a dormant load reads it: the pointer and counts, not the passes.
-    static func dormantMember(cid: ChannelCID, userID: String, position: Int64, createdAt: Int64, readPosition: Int64, lastRead: Int64,
-                              unread: Int64, countableSeen: Int64) -> StateTables.MemberRow {
-        var read = ReadState(joinedAt: Timestamp(rawValue: lastRead), messageCount: Int(readPosition))
-        read.unreadMessages = Int(unread)
-        return (cid, Int(position), Member(userID: userID, createdAt: Timestamp(rawValue: createdAt), read: read), Int(countableSeen))
-    }
+    /// ``appendDormantMember(cid:userID:readPosition:lastRead:unread:countableSeen:)`` takes them.
+    static let dormantMemberColumns = "cid, user_id, read_position, last_read, unread_messages, countable_seen"
 
     /// A stored unread count brought forward: `unread` as of `seen` countable messages (or replies),
     /// with `countable` now; between two writes of its row only others' messages add to it.
@@ -106,39 +102,53 @@ struct StoredStateAssembly {
         return now
     }
 
-    /// The state with every channel dormant (``DormantChannel``), from the channels, members, thread
-    /// reads and threads set, and each channel's newest message in `lastMessages` (its position, time,
-    /// and the countable messages through it). No message is read.
-    /// - Throws: ``StorageError/corrupt(path:reason:)`` for rows that do not fit together.
-    consuming func assembleDormant(lastMessages: [ChannelCID: (position: Int, createdAt: Timestamp, countable: Int)]) throws(StorageError) -> StoredState {
+    /// Starts a load that leaves every channel dormant (``DormantChannel``): the channels set (by
+    /// ``setChannels(_:messageCounts:idBytes:)``), their newest messages in `lastMessages` (position,
+    /// time, and the countable messages through it), and the threads and thread reads set, which say
+    /// who has unread replies. Members come next, one at a time, in their channels' order.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for thread counts that do not add up.
+    mutating func beginDormant(lastMessages: [ChannelCID: (position: Int, createdAt: Timestamp, countable: Int)]) throws(StorageError) {
         var countableReplies: [ChannelCID: [String: Int]] = [:]
         for (cid, parentID, _, countable) in threads { countableReplies[cid, default: [:]][parentID] = countable }
-        var unreadThreads: [ChannelCID: [String: Int]] = [:]
+        unreadThreads = [:]
         for row in threadReads {
             let unread = try Self.broughtForward(
                 row.read.unreadReplies, seen: row.repliesSeen, countable: countableReplies[row.cid]?[row.parentID] ?? 0, path: path,
                 of: "\(row.userID) in the thread of \(row.parentID) in \(row.cid)")
             if unread > 0 { unreadThreads[row.cid, default: [:]][row.userID, default: 0] += 1 }
         }
-        var dormant: [ChannelCID: DormantChannel] = [:]
+        threads = []
+        threadReads = []
+        dormant = [:]
         dormant.reserveCapacity(byCID.count)
         for (cid, channel) in byCID {
             let last = lastMessages[cid]
             dormant[cid] = DormantChannel(cid: cid, createdBy: channel.createdBy, createdAt: channel.createdAt, lastMessageAt: last?.createdAt,
                                           messageCount: last.map { $0.position + 1 } ?? 0, members: [])
         }
-        for (cid, _, member, countableSeen) in members {
-            guard let index = dormant.index(forKey: cid) else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
-            let unread = try Self.broughtForward(member.read.unreadMessages, seen: countableSeen, countable: lastMessages[cid]?.countable ?? 0,
-                                                 path: path, of: "\(member.userID) in \(cid)")
-            dormant.values[index].members.append(DormantChannel.Member(
-                userID: member.userID, readPosition: member.read.readPosition, lastRead: member.read.lastRead, unreadMessages: unread,
-                unreadThreads: unreadThreads[cid]?[member.userID] ?? 0))
-        }
+        byCID = [:]
+        countableThrough = lastMessages.mapValues(\.countable)
+    }
+
+    /// Appends a member to its dormant channel, its unread count brought forward.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a member of no channel, or counts that do not add up.
+    mutating func appendDormantMember(cid: ChannelCID, userID: String, readPosition: Int64, lastRead: Int64, unread: Int64,
+                                      countableSeen: Int64) throws(StorageError) {
+        guard let index = dormant.index(forKey: cid) else { throw .corrupt(path: path, reason: "member of unknown channel \(cid)") }
+        let now = try Self.broughtForward(Int(unread), seen: Int(countableSeen), countable: countableThrough[cid] ?? 0, path: path,
+                                          of: "\(userID) in \(cid)")
+        dormant.values[index].members.append(DormantChannel.Member(
+            userID: userID, readPosition: Int(readPosition), lastRead: Timestamp(rawValue: lastRead), unreadMessages: now,
+            unreadThreads: unreadThreads[cid]?[userID] ?? 0))
+    }
+
+    /// The state with every channel dormant, once its members are in.
+    consuming func assembleDormant() -> StoredState {
         var snapshot = ReceiptsSnapshot()
         snapshot.users = users.sorted { $0.id < $1.id }
         snapshot.channelTypes = channelTypes.sorted { $0.name < $1.name }
         snapshot.dormantChannels = dormant.values.sorted { $0.cid < $1.cid }
+        dormant = [:]
         return finish(snapshot)
     }
 
