@@ -82,6 +82,7 @@ struct DormantChannelTests {
         #expect(lazy.channelsToLoad(for: .markReadMany(userID: "a", channels: nil)) == [Self.general], "a read team to its end")
         #expect(lazy.channelsToLoad(for: .markReadMany(userID: "b", channels: nil)) == [Self.general], "b's own message ended team")
         #expect(lazy.channelsToLoad(for: .markDelivered(userID: "a", latest: [DeliveredTarget(cid: Self.team, messageID: "t1")])) == [Self.team])
+        #expect(lazy.channelsToLoad(for: .stopWatching(connectionID: "k", cid: Self.team)).isEmpty, "nobody watches a dormant channel")
     }
 
     /// Commands of every kind, on an engine holding every channel and on one holding none (installing
@@ -95,6 +96,9 @@ struct DormantChannelTests {
             .connect(connectionID: "kc", userID: "c"),  // not watching: told of new messages by notification
             .connect(connectionID: "wb", userID: "b"),
             .connect(connectionID: "wa", userID: "a"),
+            // Regression: mark all read with a dormant channel read to its end (team, for a) left dormant.
+            .markReadMany(userID: "a", channels: nil),
+            .stopWatching(connectionID: "wa", cid: Self.team),
             .watch(connectionID: "wb", cid: Self.general),
             .sendMessage(cid: Self.general, userID: "a", draft: MessageDraft(id: "g5", text: "more")),
             .markReadMany(userID: "c", channels: nil),

@@ -95,6 +95,24 @@ struct DormantStartTests {
         again.close()
     }
 
+    /// Regression: a thread read on a dormant channel whose parent is older than the message window
+    /// needs the channel loaded and then the parent's text (the thread's title) read back.
+    @Test func aThreadReadOfAnOldParentOnADormantChannelLoadsItThenReadsTheTitle() async throws {
+        let directory = NSTemporaryDirectory() + "checkmark-dormant-thread-" + UUID().uuidString
+        let first = try await TestServer.start(directory: directory) { $0.messageWindow = 3 }
+        try await first.setUp(users: ["ann", "ben"])
+        try await first.run(.sendMessage(cid: Self.general, userID: "ann", draft: MessageDraft(id: "p", text: "the parent")))
+        try await first.run(.sendMessage(cid: Self.general, userID: "ben", draft: MessageDraft(id: "r1", text: "reply", parentID: "p")))
+        for i in 1...6 { try await first.run(.sendMessage(cid: Self.general, userID: "ben", draft: MessageDraft(id: "m\(i)", text: "text \(i)"))) }
+        await first.stop(removingData: false)
+
+        let server = try await TestServer.start(directory: directory) { $0.messageWindow = 3 }
+        defer { Task { await server.stop() } }
+        #expect(try await Self.residency(server).dormant == [Self.general])
+        let outcome = try await server.run(.markThreadRead(cid: Self.general, userID: "ann", parentID: "p"))
+        #expect(outcome.changed)
+    }
+
     @Test func aCommandOnADormantChannelKeepsItsPlaceAmongThoseThatCameAfter() async throws {
         let directory = NSTemporaryDirectory() + "checkmark-dormant-order-" + UUID().uuidString
         let first = try await TestServer.start(directory: directory)

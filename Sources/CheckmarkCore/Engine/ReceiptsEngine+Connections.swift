@@ -53,6 +53,8 @@ extension ReceiptsEngine {
 
     mutating func stopWatching(_ connectionID: String, _ cid: ChannelCID) throws(ReceiptsError) -> ReceiptsOutcome {
         guard let handle = connections.handle(of: connectionID) else { throw .unknownConnection(connectionID) }
+        // Nobody watches a dormant channel: nothing to stop, and nothing to load.
+        if dormantChannels[cid] != nil { return .unchanged }
         _ = try channel(cid)
         guard channels[cid]!.removeWatcher(handle) else { return .unchanged }
         connections.removeWatching(cid, at: handle)

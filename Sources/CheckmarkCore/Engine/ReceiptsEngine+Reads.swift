@@ -111,7 +111,9 @@ extension ReceiptsEngine {
 
     mutating func markReadMany(_ userID: String, _ targets: [ChannelReadTarget]?, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         _ = try user(userID)
-        let list = targets ?? (membership[userID] ?? []).sorted().map { ChannelReadTarget(cid: $0, messageID: nil) }
+        // Mark all read: the user's channels in memory. Those where the pointer would move were
+        // loaded first (``channelsToLoad(for:)``); a dormant one left is read to its end already.
+        let list = targets ?? (membership[userID] ?? []).filter { channels[$0] != nil }.sorted().map { ChannelReadTarget(cid: $0, messageID: nil) }
         return try markRead(list, user: userID, allChannels: true, at: now)
     }
 

@@ -78,10 +78,10 @@ extension ReceiptsEngine {
         guard !dormantChannels.isEmpty else { return [] }
         let named: [ChannelCID]
         switch command {
-        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect:
+        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect, .stopWatching:
             return []
         case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _), .sendMessage(let cid, _, _),
-             .markRead(let cid, _, _), .markThreadRead(let cid, _, _), .markUnread(let cid, _, _), .watch(_, let cid), .stopWatching(_, let cid):
+             .markRead(let cid, _, _), .markThreadRead(let cid, _, _), .markUnread(let cid, _, _), .watch(_, let cid):
             named = [cid]
         case .markReadMany(let userID, let targets):
             if let targets {

@@ -411,10 +411,11 @@ package final class ReceiptsService: Sendable {
     /// sequencer; `complete` is called when it releases it. Refused at once after a storage failure
     /// and, except disconnects and commands `recalled` (applied again once storage gave back an
     /// archived text they need: admitted before), while draining.
-    func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, recalled: Bool = false,
+    /// `loaded`: applied again once the dormant channels it needs were loaded (admitted before too).
+    func apply(_ command: ReceiptsCommand, sink: (any EventSink)?, recalled: Bool = false, loaded: Bool = false,
                complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
         let state = state.value
-        if let refusal = state.sequencer.admission(isDisconnect: Self.isDisconnect(command), admittedEarlier: recalled) {
+        if let refusal = state.sequencer.admission(isDisconnect: Self.isDisconnect(command), admittedEarlier: recalled || loaded) {
             complete(.failure(refusal))
             return
         }
@@ -422,13 +423,13 @@ package final class ReceiptsService: Sendable {
         let closing = closingConnection(command)
         let now = Timestamp(rawValue: WallClock.now().rawValue)
         switch state.engine.apply(command, at: now) {
-        case .failure(.channelsNotLoaded(let cids)) where !recalled:
+        case .failure(.channelsNotLoaded(let cids)) where !loaded:
             // Not a refusal: the command needs dormant channels. They are loaded off the engine loop,
             // then the command is applied again before anything that came after it.
             loadChannels(cids) { result in
                 switch result {
                 case .success:
-                    self.apply(command, sink: sink, recalled: true, complete: complete)
+                    self.apply(command, sink: sink, recalled: recalled, loaded: true, complete: complete)
                 case .failure(let error):
                     self.carryOut(self.state.value.sequencer.applied(
                         entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.storage(error)))))
@@ -443,7 +444,7 @@ package final class ReceiptsService: Sendable {
                 case .success(let texts):
                     if let text = texts.text(of: cid, at: position) { self.state.value.engine.recallText(text, of: cid, at: position) }
                     self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
-                        self.apply(command, sink: sink, recalled: true, complete: complete)
+                        self.apply(command, sink: sink, recalled: true, loaded: loaded, complete: complete)
                     }
                 case .failure(let error):
                     self.schedule(changesState: false) {

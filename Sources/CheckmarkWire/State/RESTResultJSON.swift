@@ -23,7 +23,8 @@ package enum RESTResultJSON {
     /// `{"channels": [channel state, ...]}` of a channel query, in `cids`' order. `watcherCount`
     /// gives each channel's (cluster-wide) watcher count.
     /// - Throws: what ``ResultJSON/writeChannelState(engine:cid:viewer:messages:watcherCount:fragments:archived:into:)`` throws;
-    ///   ``ArchivedTexts/Missing`` naming every channel's missing texts.
+    ///   ``ArchivedTexts/Missing`` naming every channel's missing texts; `channelsNotLoaded` naming
+    ///   every dormant channel of the list (loaded together, before any text is asked for).
     package static func channelStates(_ cids: [ChannelCID], engine: ReceiptsEngine, viewer: String, messageLimit: Int,
                                       watcherCount: (ChannelCID) -> Int, fragments: inout ChannelStateFragments,
                                       archived: ArchivedTexts = ArchivedTexts()) throws -> [UInt8] {
@@ -33,6 +34,8 @@ package enum RESTResultJSON {
         w.beginArray()
         // Every channel's archived texts are asked for at once: one read from storage, not one a channel.
         var missing: ArchivedTexts.Missing?
+        let dormant = cids.filter { engine.dormantChannels[$0] != nil }
+        if !dormant.isEmpty { throw ReceiptsError.channelsNotLoaded(dormant) }
         for cid in cids {
             do {
                 try ResultJSON.writeChannelState(engine: engine, cid: cid, viewer: viewer, messages: MessagePagination(limit: messageLimit),
