@@ -35,6 +35,7 @@ package struct CommitBatch: Sendable {
             members.append((key.cid, member, channel.messages.countableCount))
         }
         var newMessages: [ChannelCID: [Int]] = [:]
+        var repliedTo: [ChannelCID: Set<String>] = [:]
         for key in footprint.messages { newMessages[key.cid, default: []].append(key.position) }
         for (cid, positions) in newMessages {
             guard let log = engine.channels[cid]?.messages else { continue }
@@ -52,7 +53,7 @@ package struct CommitBatch: Sendable {
                     preconditionFailure("message \(position) of \(cid) was archived before it was stored")
                 }
                 messages.append((position, message, countable))
-                if let parentID = message.parentID, !threads.contains(where: { $0.cid == cid && $0.parentID == parentID }),
+                if let parentID = message.parentID, repliedTo[cid, default: []].insert(parentID).inserted,
                    let thread = engine.channels[cid]?.threads[parentID] {
                     threads.append((cid, parentID, thread.replyPositions.count, thread.countableReplies))
                 }

@@ -70,8 +70,8 @@ struct DormantChannelTests {
         #expect(lazy.apply(send, at: Timestamp(rawValue: 1_900_000_000_000_000)) == .failure(.channelsNotLoaded([Self.general])))
         let footprint = lazy.takeFootprint()
         #expect(lazy.snapshot().clock == before.clock && footprint.isEmpty)
-        #expect(lazy.channelsToLoad(for: .markRead(cid: Self.team, userID: "a", messageID: nil)).isEmpty, "team is in memory")
-        #expect(lazy.channelsToLoad(for: .connect(connectionID: "k", userID: "a")).isEmpty)
+        #expect(try lazy.channelsToLoad(for: .markRead(cid: Self.team, userID: "a", messageID: nil)).isEmpty, "team is in memory")
+        #expect(try lazy.channelsToLoad(for: .connect(connectionID: "k", userID: "a")).isEmpty)
         let installed = lazy.install(s.engine.channels[Self.team]!)
         #expect(!installed, "not dormant: nothing to install")
     }
@@ -79,10 +79,38 @@ struct DormantChannelTests {
     @Test func markAllReadNeedsOnlyTheDormantChannelsWhereThePointerWouldMove() throws {
         let s = try Self.history()
         let lazy = ReceiptsEngine(restoring: Self.dormant([Self.general, Self.team], of: s.engine).snapshot)
-        #expect(lazy.channelsToLoad(for: .markReadMany(userID: "a", channels: nil)) == [Self.general], "a read team to its end")
-        #expect(lazy.channelsToLoad(for: .markReadMany(userID: "b", channels: nil)) == [Self.general], "b's own message ended team")
-        #expect(lazy.channelsToLoad(for: .markDelivered(userID: "a", latest: [DeliveredTarget(cid: Self.team, messageID: "t1")])) == [Self.team])
-        #expect(lazy.channelsToLoad(for: .stopWatching(connectionID: "k", cid: Self.team)).isEmpty, "nobody watches a dormant channel")
+        #expect(try lazy.channelsToLoad(for: .markReadMany(userID: "a", channels: nil)) == [Self.general], "a read team to its end")
+        #expect(try lazy.channelsToLoad(for: .markReadMany(userID: "b", channels: nil)) == [Self.general], "b's own message ended team")
+        #expect(try lazy.channelsToLoad(for: .markDelivered(userID: "a", latest: [DeliveredTarget(cid: Self.team, messageID: "t1")])) == [Self.team])
+        #expect(try lazy.channelsToLoad(for: .stopWatching(connectionID: "k", cid: Self.team)).isEmpty, "nobody watches a dormant channel")
+    }
+
+    /// A hostile or mistaken client cannot make the server load channels it may not touch: a command
+    /// by a non-member (or an unknown user or connection) is refused as the command itself refuses
+    /// it, and the channel stays in storage.
+    @Test func aCommandByANonMemberIsRefusedWithoutLoadingTheChannel() throws {
+        let s = try Self.history()
+        var full = ReceiptsEngine(restoring: s.engine.snapshot())
+        var lazy = ReceiptsEngine(restoring: Self.dormant([Self.team], of: s.engine).snapshot)
+        let time = Timestamp(rawValue: 1_900_000_000_000_000)
+        _ = full.apply(.connect(connectionID: "kc", userID: "c"), at: time)
+        _ = lazy.apply(.connect(connectionID: "kc", userID: "c"), at: time)
+        for command: ReceiptsCommand in [
+            .sendMessage(cid: Self.team, userID: "c", draft: MessageDraft(id: "x", text: "let me in")),
+            .markRead(cid: Self.team, userID: "c", messageID: nil),
+            .markUnread(cid: Self.team, userID: "c", from: .message("t1")),
+            .markThreadRead(cid: Self.team, userID: "c", parentID: "t1"),
+            .markDelivered(userID: "c", latest: [DeliveredTarget(cid: Self.team, messageID: "t1")]),
+            .markReadMany(userID: "c", channels: [ChannelReadTarget(cid: Self.team, messageID: nil)]),
+            .watch(connectionID: "kc", cid: Self.team),
+            .watch(connectionID: "nobody", cid: Self.team),
+            .sendMessage(cid: Self.team, userID: "stranger", draft: MessageDraft(id: "y", text: "hi")),
+        ] {
+            let expected = full.apply(command, at: time)
+            guard case .failure = expected else { Issue.record("\(command) is not refused"); continue }
+            #expect(lazy.apply(command, at: time) == expected, "\(command)")
+        }
+        #expect(lazy.dormantChannels.keys.contains(Self.team) && lazy.channels[Self.team] == nil)
     }
 
     /// Commands of every kind, on an engine holding every channel and on one holding none (installing

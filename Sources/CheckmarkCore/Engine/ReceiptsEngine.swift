@@ -55,8 +55,14 @@ public struct ReceiptsEngine: Sendable {
     /// Applies one command at `now`.
     /// - Returns: the outcome, or the reason the command was refused (state unchanged).
     public mutating func apply(_ command: ReceiptsCommand, at time: Timestamp) -> Result<ReceiptsOutcome, ReceiptsError> {
-        if !dormantChannels.isEmpty, case let dormant = channelsToLoad(for: command), !dormant.isEmpty {
-            return .failure(.channelsNotLoaded(dormant))
+        if !dormantChannels.isEmpty {
+            do throws(ReceiptsError) {
+                let dormant = try channelsToLoad(for: command)
+                if !dormant.isEmpty { return .failure(.channelsNotLoaded(dormant)) }
+            } catch {
+                clock = max(time, clock)  // as a refusal by the command itself
+                return .failure(error)
+            }
         }
         let now = max(time, clock)
         if !touched.isEmpty { touched.removeAll(keepingCapacity: true) }

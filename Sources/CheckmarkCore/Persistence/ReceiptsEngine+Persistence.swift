@@ -74,16 +74,26 @@ extension ReceiptsEngine {
     /// The dormant channels `command` needs whole before it can be applied (``install(_:)``), in cid
     /// order: those it names, and for a mark-all-read those of the user's where the read pointer
     /// would move. Empty when it needs none (the command is applied as it is).
-    public func channelsToLoad(for command: ReceiptsCommand) -> [ChannelCID] {
+    /// - Throws: what the command itself answers a user who is unknown (`unknownUser`), a connection
+    ///   that is not open (`unknownConnection`), or a user who is not a member of a dormant channel it
+    ///   names (`notAMember`): refused without loading what the user may not touch.
+    public func channelsToLoad(for command: ReceiptsCommand) throws(ReceiptsError) -> [ChannelCID] {
         guard !dormantChannels.isEmpty else { return [] }
-        let named: [ChannelCID]
+        var named: [ChannelCID]
+        var actor: String?
         switch command {
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect, .stopWatching:
             return []
-        case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _), .sendMessage(let cid, _, _),
-             .markRead(let cid, _, _), .markThreadRead(let cid, _, _), .markUnread(let cid, _, _), .watch(_, let cid):
+        case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
             named = [cid]
+        case .sendMessage(let cid, let userID, _), .markRead(let cid, let userID, _), .markThreadRead(let cid, let userID, _),
+             .markUnread(let cid, let userID, _):
+            (named, actor) = ([cid], userID)
+        case .watch(let connectionID, let cid):
+            guard let handle = connections.handle(of: connectionID) else { throw .unknownConnection(connectionID) }
+            (named, actor) = ([cid], connections.userID(of: handle))
         case .markReadMany(let userID, let targets):
+            actor = userID
             if let targets {
                 named = targets.map(\.cid)
             } else {
@@ -92,10 +102,17 @@ extension ReceiptsEngine {
                     return member.readPosition < dormant.messageCount
                 }
             }
-        case .markDelivered(_, let latest):
-            named = latest.map(\.cid)
+        case .markDelivered(let userID, let latest):
+            (named, actor) = (latest.map(\.cid), userID)
         }
-        return Set(named.filter { dormantChannels[$0] != nil }).sorted()
+        named = named.filter { dormantChannels[$0] != nil }
+        if let actor, !named.isEmpty {
+            guard users[actor] != nil else { throw .unknownUser(actor) }
+            if let outside = named.first(where: { dormantChannels[$0]!.member(actor) == nil }) {
+                throw .notAMember(user: actor, cid: outside)
+            }
+        }
+        return Set(named).sorted()
     }
 
     /// The durable state, channels in cid order and users in id order (for comparing two states).

@@ -193,15 +193,7 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try passLedger.withLock { ledger in
-                // The load reads each page once, front to back: a small cache does for it, and the
-                // configured one is not filled with history that commits will not touch.
-                let configured = try queue.inDatabase { db in
-                    let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
-                    try db.execute(sql: "PRAGMA cache_size = -\(Self.loadCacheKiB)")
-                    return size
-                }
-                defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(configured)") } }
-                let state = try queue.read { db in try Self.load(db, messageWindow: messageWindow) }
+                let state = try readWithLoadCache { db in try Self.load(db, messageWindow: messageWindow) }
                 if ledger == nil { ledger = SQLitePassLedger(loaded: state.snapshot.channels) }
                 return state
             }
@@ -210,19 +202,24 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    /// Reads on the writer's connection with a small page cache (``loadCacheKiB``), the configured one
+    /// restored after: a load reads each page once, and the cache is not left full of pages that
+    /// commits will not touch.
+    private func readWithLoadCache<T>(_ read: (Database) throws -> T) throws -> T {
+        let configured = try queue.inDatabase { db in
+            let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.loadCacheKiB)")
+            return size
+        }
+        defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(configured)") } }
+        return try queue.read(read)
+    }
+
     package func loadDormant() throws(StorageError) -> StoredState {
         try checkOpen()
         do {
             return try passLedger.withLock { ledger in
-                // As for a full load: a small cache, not filled with the pages of each channel's
-                // newest message that commits will not touch.
-                let configured = try queue.inDatabase { db in
-                    let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
-                    try db.execute(sql: "PRAGMA cache_size = -\(Self.loadCacheKiB)")
-                    return size
-                }
-                defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(configured)") } }
-                let state = try queue.read { db in try Self.loadDormant(db) }
+                let state = try readWithLoadCache { db in try Self.loadDormant(db) }
                 // Nothing of any channel's passes is in memory: each channel's are learnt as it loads.
                 ledger = SQLitePassLedger(stored: [])
                 return state
