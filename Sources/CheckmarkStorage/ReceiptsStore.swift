@@ -16,6 +16,11 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     /// Like ``archivedTexts(_:positions:)``, this may come from any thread: it reads committed data
     /// on the reader's connection. The channel must not change meanwhile (a dormant one does not).
     func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> Channel?
+    /// The channels `cids` went dormant again (``ReceiptsEngine/evict(_:)``) with nothing of theirs
+    /// waiting for a commit: storage may forget what it kept of them for writing, since their next
+    /// ``loadChannel(_:messageWindow:)`` tells it again. Call it on the thread that loads channels,
+    /// so that it comes before their next load.
+    func unloaded(_ cids: [ChannelCID])
     /// Writes one batch in one transaction; returns only when it is durable.
     /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written.
     func commit(_ batch: CommitBatch) throws(StorageError)
@@ -32,6 +37,10 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     /// absent). Like ``channelEvents(_:after:through:limit:maxBytes:)``, this may come from any
     /// thread: it reads committed data on the reader's connection.
     func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String]
+    /// Which of `cids` hold a message of this id (message ids are unique within a channel): one look-up
+    /// of each channel's id index, for channels not in memory. Like ``archivedTexts(_:positions:)``,
+    /// this may come from any thread: it reads committed data on the reader's connection.
+    func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID]
     /// Removes the oldest journal history the policy no longer keeps: about `limit` rows at most
     /// (entries and events together; an entry's events go with it), so call again while it removes
     /// that many.

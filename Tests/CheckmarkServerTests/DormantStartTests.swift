@@ -130,4 +130,27 @@ struct DormantStartTests {
         let unread = try await server.server.service.read { engine in try engine.channel(Self.team).members["ben"]?.read.unreadMessages }.get()
         #expect(unread == 0)
     }
+
+    /// Regression: a thread's replies asked for without `?cid=` loaded every channel the caller may read
+    /// (every channel, for a server token) to find the parent; storage now says which channel holds it.
+    @Test func repliesLoadOnlyTheChannelHoldingTheParent() async throws {
+        let directory = NSTemporaryDirectory() + "checkmark-dormant-replies-" + UUID().uuidString
+        let first = try await TestServer.start(directory: directory)
+        try await Self.fill(first)
+        let expected = try first.http("GET", "/messages/g1/replies?api_key=\(TestServer.apiKey)", headers: Self.auth)
+        await first.stop(removingData: false)
+
+        let server = try await TestServer.start(directory: directory)
+        defer { Task { await server.stop() } }
+        let answer = try server.http("GET", "/messages/g1/replies?api_key=\(TestServer.apiKey)", headers: Self.auth)
+        #expect(answer.status == 200 && answer.body.replacingOccurrences(of: #","duration":"[^"]*""#, with: "", options: .regularExpression)
+            == expected.body.replacingOccurrences(of: #","duration":"[^"]*""#, with: "", options: .regularExpression))
+        #expect(try await Self.residency(server) == ([Self.general], [Self.quiet, Self.team]))
+        // A user's: looked for among its channels only; an id no channel holds loads nothing.
+        let user = ["Authorization": TestServer.token("ann"), "stream-auth-type": "jwt"]
+        #expect(try server.http("GET", "/messages/q1/replies?api_key=\(TestServer.apiKey)", headers: user).status == 200)
+        #expect(try await Self.residency(server) == ([Self.general, Self.quiet], [Self.team]))
+        #expect(try server.http("GET", "/messages/nothing/replies?api_key=\(TestServer.apiKey)", headers: user).status == 404)
+        #expect(try await Self.residency(server) == ([Self.general, Self.quiet], [Self.team]))
+    }
 }

@@ -13,8 +13,12 @@ extension SQLiteStoreWrapper {
     func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> Channel? {
         try store.loadChannel(cid, messageWindow: messageWindow)
     }
+    func unloaded(_ cids: [ChannelCID]) { store.unloaded(cids) }
     func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
         try store.archivedTexts(cid, positions: positions)
+    }
+    func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID] {
+        try store.channels(holdingMessage: id, among: cids)
     }
     func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] { try store.journal(after: seq, limit: limit) }
     func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {

@@ -109,4 +109,23 @@ struct DormantLoadTests {
         #expect(fingerprint(ReceiptsEngine(restoring: try store.load().snapshot)) == fingerprint(engine))
         #expect(!lazy.channels.isEmpty)
     }
+
+    @Test(arguments: StoreKind.available) func storageTellsWhichChannelsHoldAMessageWithoutLoadingThem(kind: StoreKind) throws {
+        let (location, engine, _, _, _) = try Self.stored(kind, seed: 7)
+        defer { location.remove() }
+        let store = try location.open()
+        defer { store.close() }
+        let cids = engine.channels.keys.sorted()
+        let unknown = ChannelCID(type: "messaging", id: "no-such-channel")
+        for channel in engine.channels.values {
+            for position in [0, channel.messages.count - 1] where position >= 0 {
+                let id = channel.messages.id(at: position)
+                let expected = cids.filter { engine.channels[$0]!.messages.position(of: id) != nil }
+                #expect(try store.channels(holdingMessage: id, among: cids + [unknown]) == expected, "\(id)")
+                #expect(try store.channels(holdingMessage: id, among: cids.filter { $0 != channel.cid }) == expected.filter { $0 != channel.cid })
+            }
+        }
+        #expect(try store.channels(holdingMessage: "never-sent", among: cids) == [])
+        #expect(try store.channels(holdingMessage: "never-sent", among: []) == [])
+    }
 }

@@ -37,6 +37,22 @@ extension ReceiptsEngine {
         return true
     }
 
+    /// Puts the resident channel `cid` back in storage's keeping: it becomes dormant, keeping what
+    /// ``DormantChannel/init(of:)`` keeps (its members' totals and memberships stay as they are), and
+    /// the next command or query that needs it has it loaded again (``install(_:)``). Only a channel
+    /// storage holds exactly as it is here may go: the caller guarantees that no change of it waits for
+    /// a commit. Returns false, changing nothing, when the channel is not resident, a connection
+    /// watches it, one of its messages is not durable yet (``MessageLog/durableCount``), or rows of it
+    /// are noted for the next footprint (``touched``).
+    @discardableResult
+    package mutating func evict(_ cid: ChannelCID) -> Bool {
+        guard let channel = channels[cid], channel.watchers.isEmpty, channel.messages.durableCount == channel.messages.count,
+              !touched.mentions(cid) else { return false }
+        channels[cid] = nil
+        dormantChannels[cid] = DormantChannel(of: channel)
+        return true
+    }
+
     /// Makes `channel` resident as stored: derived lists rebuilt, members in join order, no watchers,
     /// its members' totals, memberships and open connections counted (those `replacing` counted are
     /// moved, not added again).

@@ -212,16 +212,26 @@ extension RESTAPI {
             guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
             return cid
         }
-        return service.readChannelStates { engine, _, archived in
-            // Message ids are unique within a channel: the parent's channel is the one of those holding
-            // it that the caller may read (or `?cid=`).
-            // Looked for only where it may be: the channel named, or the caller's channels.
-            var scope: Set<ChannelCID>?
-            if let named {
-                scope = [named]
-            } else if case .user(let user) = caller {
-                scope = engine.membership[user] ?? []
-            }
+        // Message ids are unique within a channel: the parent's channel is the one of those holding it
+        // that the caller may read (or `?cid=`). Looked for only where it may be: the channel named, or
+        // the caller's channels (every channel for a server token).
+        @Sendable func scope(_ engine: ReceiptsEngine) -> Set<ChannelCID>? {
+            if let named { return [named] }
+            if case .user(let user) = caller { return engine.membership[user] ?? [] }
+            return nil
+        }
+        let service = self.service
+        // Channels not in memory are asked of storage first, so that only the one holding the parent
+        // is loaded, not every channel the caller may read.
+        return service.read { engine in
+            scope(engine).map { $0.filter { engine.dormantChannels[$0] != nil } } ?? Array(engine.dormantChannels.keys)
+        }
+        .flatMap { dormant in
+            service.channels(holdingMessage: parentID, among: dormant.sorted()).map { Set(dormant).subtracting($0) }
+        }
+        .flatMap { without in service.readChannelStates { engine, _, archived in
+            var scope = scope(engine)
+            if !without.isEmpty { scope = (scope ?? engine.allChannelIDs).subtracting(without) }
             var candidates = try engine.channels(holdingMessage: parentID, among: scope)
             if case .user(let user) = caller {
                 let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }
@@ -240,6 +250,6 @@ extension RESTAPI {
             let positions = channel.threads[parentID]?.replyPositions ?? []
             let page = try pagination.page(of: positions, in: channel.messages)
             return try RESTResultJSON.messages(page, of: channel, engine: engine, archived: archived)
-        }
+        } }
     }
 }

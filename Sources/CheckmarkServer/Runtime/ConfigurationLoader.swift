@@ -43,6 +43,7 @@ package enum ConfigurationLoader {
         ("max_user_profile", "largest user profile (name, image, custom fields) in bytes, 400 past it; equal on every node (default 5120)"),
         ("channel_state_cache", "bytes of channel members, read states and messages kept encoded between watches, 0 keeps none (default 16777216)"),
         ("message_window", "newest messages of each channel whose texts stay in memory; older texts are read from storage when a page asks (default 100)"),
+        ("channel_idle_timeout", "seconds a loaded channel stays in memory with no watcher and no change before it goes back to storage, 0 keeps it (default 300; single node only)"),
         ("wal_checkpoint_pages", "pages of the embedded database's write-ahead log at which a background checkpoint starts (default 1000)"),
         ("max_wal_pages", "pages of the write-ahead log at which a commit checkpoints before it returns, if background checkpoints fell behind (default 16000)"),
         ("sqlite_cache", "bytes of the embedded database's page cache, at most 1 TiB; a commit that changes more pages writes some to the log before it commits (default 16777216)"),
@@ -66,7 +67,7 @@ package enum ConfigurationLoader {
         "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
         "max_pipelined_bytes": .bytes, "accept_backoff": .milliseconds, "token_clock_skew": .seconds, "refusal_log_lines_per_second": .count,
         "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes, "channel_state_cache": .bytes,
-        "message_window": .count,
+        "message_window": .count, "channel_idle_timeout": .seconds,
         "wal_checkpoint_pages": .count, "max_wal_pages": .count, "sqlite_cache": .bytes,
         "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
         "idle_timeout": .seconds, "journal_max_age": .seconds, "journal_max_events_per_channel": .count,
@@ -252,6 +253,7 @@ package enum ConfigurationLoader {
         case "max_user_profile": c.maxUserProfileBytes = try int()
         case "channel_state_cache": c.channelStateCacheBytes = try int()
         case "message_window": c.messageWindow = try int()
+        case "channel_idle_timeout": c.channelIdleTimeoutSeconds = try int()
         case "wal_checkpoint_pages": c.sqliteCheckpoints.backgroundPages = try int()
         case "max_wal_pages": c.sqliteCheckpoints.limitPages = try int()
         case "sqlite_cache": c.sqliteCacheBytes = try int()
@@ -315,6 +317,7 @@ extension ConfigurationLoader {
         case "max_user_profile": "\(c.maxUserProfileBytes)"
         case "channel_state_cache": "\(c.channelStateCacheBytes)"
         case "message_window": "\(c.messageWindow)"
+        case "channel_idle_timeout": "\(c.channelIdleTimeoutSeconds)"
         case "wal_checkpoint_pages": "\(c.sqliteCheckpoints.backgroundPages)"
         case "max_wal_pages": "\(c.sqliteCheckpoints.limitPages)"
         case "sqlite_cache": "\(c.sqliteCacheBytes)"

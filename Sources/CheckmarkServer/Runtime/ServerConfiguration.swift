@@ -56,6 +56,9 @@ package struct ServerConfiguration: Sendable {
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
     /// `message_window`: texts of each channel's newest messages held in memory (``MessageLog``).
     package var messageWindow = ReceiptsEngine.defaultMessageWindow
+    /// `channel_idle_timeout`: seconds a loaded channel stays in memory with no watcher and no change
+    /// before it goes back to storage (``IdleChannels``); 0 keeps loaded channels until the process ends.
+    package var channelIdleTimeoutSeconds = 300
     /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
     package var sqliteCheckpoints = SQLiteCheckpointPolicy()
     /// Bytes of the embedded database's page cache (`sqlite_cache`), at most ``SQLiteStore/maxCacheBytes``.
@@ -142,6 +145,9 @@ package struct ServerConfiguration: Sendable {
             problems.append(("channel_state_cache", "channel_state_cache must not be negative, not \(channelStateCacheBytes)"))
         }
         if keepaliveSeconds < 0 { problems.append(("keepalive", "keepalive must not be negative, not \(keepaliveSeconds)")) }
+        if channelIdleTimeoutSeconds < 0 {
+            problems.append(("channel_idle_timeout", "channel_idle_timeout must not be negative, not \(channelIdleTimeoutSeconds)"))
+        }
         if idleTimeoutSeconds < 0 { problems.append(("idle_timeout", "idle_timeout must not be negative, not \(idleTimeoutSeconds)")) }
         return problems
     }

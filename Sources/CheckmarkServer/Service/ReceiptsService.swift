@@ -92,6 +92,12 @@ package final class ReceiptsService: Sendable {
         var heldForLoads: [() -> Void] = []
         /// Each channel's newest messages that keep their texts in memory (`message_window`).
         let messageWindow: Int
+        /// Loaded channels that go back to storage once idle (`channel_idle_timeout`); nil keeps them.
+        var idleChannels: IdleChannels?
+        var idleSweep: RepeatedTask?
+        /// The rows of the batch being committed (the batch after it is `footprint`): a channel with
+        /// rows in either is not yet as storage holds it, and stays resident.
+        var committingFootprint = StateFootprint()
 
         init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
              maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
@@ -116,13 +122,17 @@ package final class ReceiptsService: Sendable {
     /// bounds the watches of one connection however they come (socket or REST), `maxConnectionsPerUser`
     /// the connections one user has open on this node; `channelStateCacheBytes`
     /// bounds the channel-state lists kept encoded (``ChannelStateFragments``); `messageWindow` is
-    /// how many of each channel's newest messages keep their texts in memory (``MessageLog``).
+    /// how many of each channel's newest messages keep their texts in memory (``MessageLog``);
+    /// `channelIdleTimeout`, when set, how long a loaded channel stays in memory with no watcher and no
+    /// change before it goes back to storage (``IdleChannels``; a single node's only: a cluster node
+    /// holds every channel).
     package static func start(
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
         maxWatchedChannelsPerConnection: Int = .max, maxConnectionsPerUser: Int = .max,
         maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
         messageWindow: Int = ReceiptsEngine.defaultMessageWindow,
         channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
+        channelIdleTimeout: TimeAmount? = nil,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in }
@@ -143,6 +153,8 @@ package final class ReceiptsService: Sendable {
         }.get()
         if let cluster = service.cluster {
             try await engineLoop.submit { cluster.join(service) }.get()
+        } else if let channelIdleTimeout, channelIdleTimeout.nanoseconds > 0 {
+            try await engineLoop.submit { service.startIdleSweep(after: channelIdleTimeout) }.get()
         }
         return service
     }
@@ -312,6 +324,14 @@ package final class ReceiptsService: Sendable {
         }
     }
 
+    /// Which of the channels `cids` (dormant ones: the others the engine answers for) hold a message of
+    /// this id, asked of storage on the journal reader's thread without loading them.
+    package func channels(holdingMessage id: String, among cids: [ChannelCID]) -> EventLoopFuture<[ChannelCID]> {
+        guard !cids.isEmpty else { return engineLoop.makeSucceededFuture([]) }
+        let store = self.store
+        return journalReader.runIfActive(eventLoop: engineLoop) { try store.channels(holdingMessage: id, among: cids) }
+    }
+
     /// Loads the dormant channels `cids` on the journal reader's thread and installs them in the
     /// engine, then calls `next` on the engine loop, before any work that came meanwhile (held until
     /// then, in order: nothing overtakes what waits for a channel). A channel storage does not have
@@ -334,7 +354,12 @@ package final class ReceiptsService: Sendable {
             let state = self.state.value
             switch result {
             case .success(let channels):
-                for channel in channels { state.engine.install(channel) }
+                let now = Self.monotonicMilliseconds()
+                for channel in channels {
+                    guard state.engine.install(channel) else { continue }
+                    state.idleChannels?.loaded(channel.cid, activity: state.channelSeqs[channel.cid] ?? 0, at: now)
+                }
+                self.metrics.channelLoads.increment(by: Int64(channels.count))
                 self.logger.debug("channels loaded", metadata: [
                     "channels": "\(cids.map(\.description).joined(separator: ","))",
                     "messages": "\(channels.reduce(0) { $0 + $1.messages.count })",
@@ -599,6 +624,7 @@ package final class ReceiptsService: Sendable {
     private func makeBatch(_ entries: [JournalEntry]) -> CommitBatch {
         let state = state.value
         defer { state.footprint = StateFootprint() }
+        if state.idleChannels != nil { state.committingFootprint = state.footprint }
         return CommitBatch(entries: entries, footprint: state.footprint, engine: state.engine)
     }
 
@@ -663,12 +689,58 @@ package final class ReceiptsService: Sendable {
             switch result {
             case .success:
                 if !stored.isEmpty { self.state.value.engine.markMessagesDurable(stored) }
+                self.state.value.committingFootprint = StateFootprint()
                 self.metrics.committed(batchSize: count, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
                 self.carryOut(self.state.value.sequencer.batchCommitted())
             case .failure(let error):
                 self.carryOut(self.state.value.sequencer.batchFailed((error as? StorageError) ?? .commitFailed(reason: "\(error)")))
             }
         }
+    }
+
+    // MARK: Idle channels
+
+    /// Sweeps the resident channels every quarter of `timeout` (at most every minute), sending those
+    /// idle for `timeout` back to storage.
+    private func startIdleSweep(after timeout: TimeAmount) {
+        let state = state.value
+        state.idleChannels = IdleChannels(idleAfter: max(1, timeout.nanoseconds / 1_000_000))
+        let interval = TimeAmount.nanoseconds(min(max(timeout.nanoseconds / 4, 1_000_000), 60_000_000_000))
+        state.idleSweep = engineLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in self.sweepIdleChannels() }
+    }
+
+    /// Evicts the channels ``IdleChannels`` finds idle (``ReceiptsEngine/evict(_:)``): not while
+    /// channels or texts are being read for admitted work (it comes back expecting them), nor after a
+    /// storage failure (what the engine holds may not be what storage has). A channel with rows in the
+    /// batch being committed or the next one is busy. Storage forgets what it kept of the evicted
+    /// channels on the thread that loads them, before any next load.
+    private func sweepIdleChannels() {
+        let state = state.value
+        guard state.idleChannels != nil, state.sequencer.failure == nil, !state.loadingChannels, state.archiveReads == 0 else { return }
+        let unsettled = state.footprint.channelIDs.union(state.committingFootprint.channelIDs)
+        var residents: [IdleChannels.Resident] = []
+        residents.reserveCapacity(state.engine.channels.count)
+        for (cid, channel) in state.engine.channels {
+            residents.append(IdleChannels.Resident(
+                cid: cid, activity: state.channelSeqs[cid] ?? 0, busy: !channel.watchers.isEmpty || unsettled.contains(cid)))
+        }
+        let idle = state.idleChannels!.sweep(residents, at: Self.monotonicMilliseconds())
+        var evicted: [ChannelCID] = []
+        for cid in idle where state.engine.evict(cid) {
+            state.fragments.forget(cid)
+            evicted.append(cid)
+        }
+        guard !evicted.isEmpty else { return }
+        metrics.channelUnloads.increment(by: Int64(evicted.count))
+        logger.debug("idle channels went back to storage", metadata: [
+            "channels": "\(evicted.count)", "resident": "\(state.engine.channels.count)",
+        ])
+        let store = self.store
+        journalReader.submit { _ in store.unloaded(evicted) }
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        Int64(NIODeadline.now().uptimeNanoseconds / 1_000_000)
     }
 
     // MARK: Cluster
@@ -792,6 +864,8 @@ package final class ReceiptsService: Sendable {
     package func drain() async {
         let promise = engineLoop.makePromise(of: Void.self)
         engineLoop.execute {
+            self.state.value.idleSweep?.cancel()
+            self.state.value.idleSweep = nil
             self.accepting.withLockedValue { $0 = false }
             self.state.value.drained.append(promise)
             self.carryOut(self.state.value.sequencer.drainRequested())

@@ -20,6 +20,9 @@ package final class ServiceMetrics: Sendable {
     package let resumeFailed: Counter
     package let commitBatchSize: Recorder
     package let commitLatency: Timer
+    /// Channels loaded from storage on first use, and loaded channels that went back to storage idle.
+    package let channelLoads: Counter
+    package let channelUnloads: Counter
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
     package let messagesSent: Counter
     private let eventsByType: [String: Counter]
@@ -45,6 +48,8 @@ package final class ServiceMetrics: Sendable {
         "checkmark_commands_rejected_total": "Commands the receipts engine refused (invalid, not allowed, not found).",
         "checkmark_events_fanned_out_total": "Events delivered to connections, by event type (one per recipient).",
         "checkmark_messages_sent_total": "Messages accepted, over WebSocket or REST.",
+        "checkmark_channel_loads_total": "Channels loaded from storage on first use (a start loads none).",
+        "checkmark_channel_unloads_total": "Loaded channels that went back to storage after channel_idle_timeout without watchers or changes.",
         "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
         "checkmark_http_requests_total": "HTTP requests answered, by route name and status (WebSocket upgrades as route connect).",
         "checkmark_http_request_duration_seconds": "Time from a complete request to its answer, by route name.",
@@ -86,6 +91,8 @@ package final class ServiceMetrics: Sendable {
         commitLatency = Timer(label: "checkmark_commit_duration_seconds", factory: factory)
         rejections = Counter(label: "checkmark_commands_rejected_total", factory: factory)
         messagesSent = Counter(label: "checkmark_messages_sent_total", factory: factory)
+        channelLoads = Counter(label: "checkmark_channel_loads_total", factory: factory)
+        channelUnloads = Counter(label: "checkmark_channel_unloads_total", factory: factory)
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)

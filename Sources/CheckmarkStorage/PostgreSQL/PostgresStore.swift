@@ -329,6 +329,9 @@ package final class PostgresStore: SharedReceiptsStore {
         return rows.assembleDormant()
     }
 
+    /// Nothing to forget: a commit writes what its batch says, keeping nothing of a channel between.
+    package func unloaded(_ cids: [ChannelCID]) {}
+
     package func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> CheckmarkCore.Channel? {
         try checkOpen()
         do {
@@ -562,6 +565,23 @@ package final class PostgresStore: SharedReceiptsStore {
             }[cid]?.mapValues(\.text) ?? [:]
         } catch {
             throw .unavailable(reason: "reading archived messages: \(Self.describe(error))")
+        }
+    }
+
+    package func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID] {
+        try checkOpen()
+        guard !cids.isEmpty else { return [] }
+        do {
+            let connection = try journalReader()
+            var binds = PostgresBindings()
+            binds.append(id)
+            binds.append(cids.map(\.description))
+            let rows = try Self.wait(connection.query(PostgresQuery(
+                unsafeSQL: "SELECT cid FROM messages WHERE id = $1 AND cid = ANY($2)", binds: binds), logger: logger), closingOnTimeout: connection).rows
+            let holding = Set(try rows.map { try $0.decode(String.self) })
+            return cids.filter { holding.contains($0.description) }
+        } catch {
+            throw .unavailable(reason: "looking for message \(id): \(Self.describe(error))")
         }
     }
 

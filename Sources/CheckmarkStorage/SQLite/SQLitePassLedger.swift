@@ -84,6 +84,12 @@ struct SQLitePassLedger: Sendable {
         }
     }
 
+    /// Forgets the passes of `cids`' members: their channels left memory, and each is learnt again
+    /// when it loads (``learn(_:)``) before any of its members' passes is written.
+    mutating func forget(_ cids: [ChannelCID]) {
+        for cid in cids { stored[cid] = nil }
+    }
+
     /// Which passes of `member` (of channel `cid`) to write, counting them all as stored from now on.
     mutating func write(of member: Member, in cid: ChannelCID) -> Write {
         let read = member.read.readPasses, delivered = member.read.deliveredPasses

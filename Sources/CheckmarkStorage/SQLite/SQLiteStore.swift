@@ -267,6 +267,10 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
+    package func unloaded(_ cids: [ChannelCID]) {
+        passLedger.withLock { $0?.forget(cids) }
+    }
+
     /// One channel's rows, put together as ``load(messageWindow:)`` puts every channel's.
     private static func loadChannel(_ cid: ChannelCID, messageWindow: Int, _ db: Database) throws -> Channel? {
         let key: StatementArguments = [cid.description]
@@ -604,6 +608,19 @@ package final class SQLiteStore: ReceiptsStore {
         guard !positions.isEmpty else { return [:] }
         do {
             return try reader.read { db in try Self.storedMessages([cid: positions], db)[cid]?.mapValues(\.text) ?? [:] }
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+    }
+
+    package func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID] {
+        try checkOpen()
+        guard !cids.isEmpty else { return [] }
+        do {
+            return try reader.read { db in
+                let statement = try db.cachedStatement(sql: "SELECT 1 FROM messages WHERE cid = ? AND id = ?")
+                return try cids.filter { cid in try Int.fetchOne(statement, arguments: [cid.description, id]) != nil }
+            }
         } catch {
             throw .unavailable(reason: "\(error)")
         }

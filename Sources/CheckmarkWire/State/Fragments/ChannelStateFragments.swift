@@ -51,6 +51,11 @@ public struct ChannelStateFragments: Sendable {
         return Lists()
     }
 
+    /// Drops `cid`'s lists (its channel left memory).
+    public mutating func forget(_ cid: ChannelCID) {
+        _ = take(cid)
+    }
+
     /// Keeps `cid`'s lists within the budget.
     mutating func keep(_ lists: Lists, for cid: ChannelCID) {
         let size = lists.footprint
