@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CLibcrypto", providers: [.apt(["libssl-dev"])]),
         // The commit a release binary was built from (scripts/release.sh defines it).
         .target(name: "CCheckmarkBuild"),
+        // Freed memory given back to the system (glibc's malloc_trim, which Swift's Glibc does not export).
+        .target(name: "CCheckmarkMemory"),
         // SQLite's process-wide settings, whose C function Swift cannot call (libsqlite3-dev).
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
 
@@ -85,6 +87,7 @@ let package = Package(
             name: "CheckmarkServer",
             dependencies: [
                 "CheckmarkWebSocket", "CheckmarkWebSocketNIO", "CheckmarkCore", "CheckmarkWire", "CheckmarkAuth", "CheckmarkStorage", "CCheckmarkBuild",
+                "CCheckmarkMemory",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -177,7 +180,7 @@ let package = Package(
             name: "CheckmarkServerTests",
             dependencies: [
                 "CheckmarkServer", "CheckmarkClient", "CheckmarkWebSocketNIO", "CheckmarkStorage", "CheckmarkCore", "CheckmarkWire", "CheckmarkAuth",
-                "CheckmarkTestSupport", .product(name: "Logging", package: "swift-log"),
+                "CheckmarkTestSupport", "CCheckmarkMemory", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -37,10 +37,11 @@ package protocol ReceiptsStore: AnyObject, Sendable {
     /// absent). Like ``channelEvents(_:after:through:limit:maxBytes:)``, this may come from any
     /// thread: it reads committed data on the reader's connection.
     func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String]
-    /// Which of `cids` hold a message of this id (message ids are unique within a channel): one look-up
-    /// of each channel's id index, for channels not in memory. Like ``archivedTexts(_:positions:)``,
-    /// this may come from any thread: it reads committed data on the reader's connection.
-    func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID]
+    /// The channels holding a message of this id (message ids are unique within a channel), in cid
+    /// order: one look-up of the messages' id index (schema v9), for channels not in memory. Like
+    /// ``archivedTexts(_:positions:)``, this may come from any thread: it reads committed data on the
+    /// reader's connection.
+    func channels(holdingMessage id: String) throws(StorageError) -> [ChannelCID]
     /// Removes the oldest journal history the policy no longer keeps: about `limit` rows at most
     /// (entries and events together; an entry's events go with it), so call again while it removes
     /// that many.

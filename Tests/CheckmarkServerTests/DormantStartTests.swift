@@ -152,5 +152,12 @@ struct DormantStartTests {
         #expect(try await Self.residency(server) == ([Self.general, Self.quiet], [Self.team]))
         #expect(try server.http("GET", "/messages/nothing/replies?api_key=\(TestServer.apiKey)", headers: user).status == 404)
         #expect(try await Self.residency(server) == ([Self.general, Self.quiet], [Self.team]))
+        // Naming a channel the caller is not a member of: 404 as for any message it cannot see, and
+        // the channel stays in storage (cat is not in team, which holds t1).
+        let cat = ["Authorization": TestServer.token("cat"), "stream-auth-type": "jwt"]
+        #expect(try server.http("GET", "/messages/t1/replies?cid=messaging:team&api_key=\(TestServer.apiKey)", headers: cat).status == 404)
+        #expect(try await Self.residency(server) == ([Self.general, Self.quiet], [Self.team]))
+        #expect(try server.http("GET", "/messages/t1/replies?cid=messaging:team&api_key=\(TestServer.apiKey)", headers: user).status == 200)
+        #expect(try await Self.residency(server).loaded == [Self.general, Self.quiet, Self.team])
     }
 }

@@ -17,9 +17,7 @@ extension SQLiteStoreWrapper {
     func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
         try store.archivedTexts(cid, positions: positions)
     }
-    func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID] {
-        try store.channels(holdingMessage: id, among: cids)
-    }
+    func channels(holdingMessage id: String) throws(StorageError) -> [ChannelCID] { try store.channels(holdingMessage: id) }
     func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] { try store.journal(after: seq, limit: limit) }
     func channelEvents(_ cid: ChannelCID, after: Int64, through: Int64, limit: Int, maxBytes: Int) throws(StorageError) -> [JournalEvent] {
         try store.channelEvents(cid, after: after, through: through, limit: limit, maxBytes: maxBytes)

@@ -116,16 +116,16 @@ struct DormantLoadTests {
         let store = try location.open()
         defer { store.close() }
         let cids = engine.channels.keys.sorted()
-        let unknown = ChannelCID(type: "messaging", id: "no-such-channel")
-        for channel in engine.channels.values {
-            for position in [0, channel.messages.count - 1] where position >= 0 {
+        var looked = 0
+        for channel in engine.channels.values where channel.messages.count > 0 {
+            for position in Set([0, channel.messages.count / 2, channel.messages.count - 1]) {
                 let id = channel.messages.id(at: position)
                 let expected = cids.filter { engine.channels[$0]!.messages.position(of: id) != nil }
-                #expect(try store.channels(holdingMessage: id, among: cids + [unknown]) == expected, "\(id)")
-                #expect(try store.channels(holdingMessage: id, among: cids.filter { $0 != channel.cid }) == expected.filter { $0 != channel.cid })
+                #expect(try store.channels(holdingMessage: id) == expected, "\(id)")
+                looked += 1
             }
         }
-        #expect(try store.channels(holdingMessage: "never-sent", among: cids) == [])
-        #expect(try store.channels(holdingMessage: "never-sent", among: []) == [])
+        #expect(looked > 3)
+        #expect(try store.channels(holdingMessage: "never-sent") == [])
     }
 }

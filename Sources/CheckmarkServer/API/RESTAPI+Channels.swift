@@ -212,27 +212,22 @@ extension RESTAPI {
             guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
             return cid
         }
-        // Message ids are unique within a channel: the parent's channel is the one of those holding it
-        // that the caller may read (or `?cid=`). Looked for only where it may be: the channel named, or
-        // the caller's channels (every channel for a server token).
-        @Sendable func scope(_ engine: ReceiptsEngine) -> Set<ChannelCID>? {
-            if let named { return [named] }
-            if case .user(let user) = caller { return engine.membership[user] ?? [] }
-            return nil
-        }
         let service = self.service
-        // Channels not in memory are asked of storage first, so that only the one holding the parent
-        // is loaded, not every channel the caller may read.
-        return service.read { engine in
-            scope(engine).map { $0.filter { engine.dormantChannels[$0] != nil } } ?? Array(engine.dormantChannels.keys)
-        }
-        .flatMap { dormant in
-            service.channels(holdingMessage: parentID, among: dormant.sorted()).map { Set(dormant).subtracting($0) }
-        }
-        .flatMap { without in service.readChannelStates { engine, _, archived in
-            var scope = scope(engine)
-            if !without.isEmpty { scope = (scope ?? engine.allChannelIDs).subtracting(without) }
-            var candidates = try engine.channels(holdingMessage: parentID, among: scope)
+        // Storage says first which channels hold the parent, so that of those not in memory only the
+        // one holding it is loaded, not every channel the caller may read.
+        return service.channels(holdingMessage: parentID).flatMap { stored in service.readChannelStates { engine, _, archived in
+            // Message ids are unique within a channel: the parent's channel is the one of those holding
+            // it that the caller may read (or `?cid=`). Looked for only where it may be: the caller's
+            // channels (every channel for a server token), the one named if it is one of them; of
+            // those not in memory, the ones storage holds it in.
+            let holding = Set(stored)
+            var scope: Set<ChannelCID>?
+            if case .user(let user) = caller { scope = engine.membership[user] ?? [] }
+            if let named { scope = (scope ?? [named]).intersection([named]) }
+            let resident = { (cid: ChannelCID) in engine.channels[cid] != nil }
+            let narrowed = scope.map { $0.filter { resident($0) || holding.contains($0) } }
+                ?? Set(engine.channels.keys).union(holding.filter { engine.dormantChannels[$0] != nil })
+            var candidates = try engine.channels(holdingMessage: parentID, among: narrowed)
             if case .user(let user) = caller {
                 let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }
                 // A message in channels the caller cannot read does not exist for it (404, not 403,

@@ -81,7 +81,7 @@ package final class ReceiptsServer: Sendable {
                 maxConnectionsPerUser: configuration.gateway.maxConnectionsPerUser,
                 maxUserProfileBytes: configuration.maxUserProfileBytes, messageWindow: configuration.messageWindow,
                 channelStateCacheBytes: configuration.channelStateCacheBytes,
-                channelIdleTimeout: configuration.channelIdleTimeoutSeconds > 0 ? .seconds(Int64(configuration.channelIdleTimeoutSeconds)) : nil,
+                channelIdleTimeout: configuration.channelIdleTimeout,
                 compression: compression,
                 recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) })

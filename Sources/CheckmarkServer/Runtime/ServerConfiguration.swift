@@ -59,6 +59,10 @@ package struct ServerConfiguration: Sendable {
     /// `channel_idle_timeout`: seconds a loaded channel stays in memory with no watcher and no change
     /// before it goes back to storage (``IdleChannels``); 0 keeps loaded channels until the process ends.
     package var channelIdleTimeoutSeconds = 300
+    /// ``channelIdleTimeoutSeconds`` as the service takes it: nil when 0 (never).
+    package var channelIdleTimeout: TimeAmount? {
+        channelIdleTimeoutSeconds > 0 ? .seconds(Int64(channelIdleTimeoutSeconds)) : nil
+    }
     /// When the embedded database's write-ahead log is checkpointed (`wal_checkpoint_pages`, `max_wal_pages`).
     package var sqliteCheckpoints = SQLiteCheckpointPolicy()
     /// Bytes of the embedded database's page cache (`sqlite_cache`), at most ``SQLiteStore/maxCacheBytes``.

@@ -1,3 +1,4 @@
+import CCheckmarkMemory
 import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
@@ -95,6 +96,8 @@ package final class ReceiptsService: Sendable {
         /// Loaded channels that go back to storage once idle (`channel_idle_timeout`); nil keeps them.
         var idleChannels: IdleChannels?
         var idleSweep: RepeatedTask?
+        /// A sweep came while channels or texts were being read for admitted work: it runs once they are back.
+        var idleSweepPutOff = false
         /// The rows of the batch being committed (the batch after it is `footprint`): a channel with
         /// rows in either is not yet as storage holds it, and stays resident.
         var committingFootprint = StateFootprint()
@@ -316,20 +319,38 @@ package final class ReceiptsService: Sendable {
         .assumeIsolated().whenComplete { result in
             next(result.mapError { ($0 as? StorageError) ?? .unavailable(reason: "\($0)") })
             let state = self.state.value
-            state.archiveReads -= 1
-            if state.archiveReads == 0 && state.drainAfterArchiveReads {
-                state.drainAfterArchiveReads = false
-                self.carryOut(state.sequencer.drainRequested())
-            }
+            self.endArchiveRead()
         }
     }
 
-    /// Which of the channels `cids` (dormant ones: the others the engine answers for) hold a message of
-    /// this id, asked of storage on the journal reader's thread without loading them.
-    package func channels(holdingMessage id: String, among cids: [ChannelCID]) -> EventLoopFuture<[ChannelCID]> {
-        guard !cids.isEmpty else { return engineLoop.makeSucceededFuture([]) }
+    /// A read of archived texts or a load of channels ended: a drain asked meanwhile, or a sweep of
+    /// idle channels put off meanwhile, goes on once the last one has.
+    private func endArchiveRead() {
+        let state = state.value
+        state.archiveReads -= 1
+        guard state.archiveReads == 0 else { return }
+        if state.drainAfterArchiveReads {
+            state.drainAfterArchiveReads = false
+            carryOut(state.sequencer.drainRequested())
+        }
+        if state.idleSweepPutOff {
+            state.idleSweepPutOff = false
+            sweepIdleChannels()
+        }
+    }
+
+    /// The channels storage holds a message of this id in (``ReceiptsStore/channels(holdingMessage:)``),
+    /// asked on the journal reader's thread without loading any; what storage cannot answer fails it
+    /// (`storage_unavailable`).
+    package func channels(holdingMessage id: String) -> EventLoopFuture<[ChannelCID]> {
         let store = self.store
-        return journalReader.runIfActive(eventLoop: engineLoop) { try store.channels(holdingMessage: id, among: cids) }
+        let logger = self.logger
+        return journalReader.runIfActive(eventLoop: engineLoop) { try store.channels(holdingMessage: id) }
+            .flatMapErrorThrowing { error in
+                let failure = (error as? StorageError) ?? .unavailable(reason: "\(error)")
+                logger.error("a message could not be looked for in storage", metadata: ["error": "\(failure)"])
+                throw ServiceError.storage(failure)
+            }
     }
 
     /// Loads the dormant channels `cids` on the journal reader's thread and installs them in the
@@ -374,11 +395,7 @@ package final class ReceiptsService: Sendable {
             next(result.map { _ in () }.mapError { ($0 as? StorageError) ?? .unavailable(reason: "\($0)") })
             // What came meanwhile, in order, until one of it waits for channels in turn.
             while !state.loadingChannels, !state.heldForLoads.isEmpty { state.heldForLoads.removeFirst()() }
-            state.archiveReads -= 1
-            if state.archiveReads == 0 && state.drainAfterArchiveReads {
-                state.drainAfterArchiveReads = false
-                self.carryOut(state.sequencer.drainRequested())
-            }
+            self.endArchiveRead()
         }
     }
 
@@ -710,13 +727,18 @@ package final class ReceiptsService: Sendable {
     }
 
     /// Evicts the channels ``IdleChannels`` finds idle (``ReceiptsEngine/evict(_:)``): not while
-    /// channels or texts are being read for admitted work (it comes back expecting them), nor after a
+    /// channels or texts are being read for admitted work (it comes back expecting them: the sweep
+    /// runs once they are back, ``endArchiveRead()``), nor after a
     /// storage failure (what the engine holds may not be what storage has). A channel with rows in the
     /// batch being committed or the next one is busy. Storage forgets what it kept of the evicted
     /// channels on the thread that loads them, before any next load.
     private func sweepIdleChannels() {
         let state = state.value
-        guard state.idleChannels != nil, state.sequencer.failure == nil, !state.loadingChannels, state.archiveReads == 0 else { return }
+        guard state.idleChannels != nil, state.sequencer.failure == nil else { return }
+        guard !state.loadingChannels, state.archiveReads == 0 else {
+            state.idleSweepPutOff = true
+            return
+        }
         let unsettled = state.footprint.channelIDs.union(state.committingFootprint.channelIDs)
         var residents: [IdleChannels.Resident] = []
         residents.reserveCapacity(state.engine.channels.count)
@@ -736,7 +758,13 @@ package final class ReceiptsService: Sendable {
             "channels": "\(evicted.count)", "resident": "\(state.engine.channels.count)",
         ])
         let store = self.store
-        journalReader.submit { _ in store.unloaded(evicted) }
+        journalReader.submit { _ in
+            store.unloaded(evicted)
+            // Their memory goes back to the system, not only to the allocator's free lists (glibc keeps
+            // what was freed mapped: resident memory stayed at its peak). Off the engine loop: it takes
+            // milliseconds for a hundred megabytes.
+            _ = checkmark_return_free_memory()
+        }
     }
 
     private static func monotonicMilliseconds() -> Int64 {

@@ -112,5 +112,8 @@ enum PostgresSchema {
             UPDATE thread_reads SET replies_seen = threads.countable_replies
             FROM threads WHERE threads.cid = thread_reads.cid AND threads.parent_id = thread_reads.parent_id;
             """),
+        // A message found by its id alone (a thread's replies asked for without the channel) among
+        // channels not in memory: one index look-up instead of one per channel.
+        ("v9-messages-by-id", "CREATE INDEX messages_by_id ON messages (id);"),
     ]
 }

@@ -568,21 +568,25 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    package func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID] {
+    package func channels(holdingMessage id: String) throws(StorageError) -> [ChannelCID] {
         try checkOpen()
-        guard !cids.isEmpty else { return [] }
+        let cids: [String]
         do {
             let connection = try journalReader()
             var binds = PostgresBindings()
             binds.append(id)
-            binds.append(cids.map(\.description))
             let rows = try Self.wait(connection.query(PostgresQuery(
-                unsafeSQL: "SELECT cid FROM messages WHERE id = $1 AND cid = ANY($2)", binds: binds), logger: logger), closingOnTimeout: connection).rows
-            let holding = Set(try rows.map { try $0.decode(String.self) })
-            return cids.filter { holding.contains($0.description) }
+                unsafeSQL: "SELECT cid FROM messages WHERE id = $1", binds: binds), logger: logger), closingOnTimeout: connection).rows
+            cids = try rows.map { try $0.decode(String.self) }
         } catch {
             throw .unavailable(reason: "looking for message \(id): \(Self.describe(error))")
         }
+        return try cids.map { text throws(StorageError) in
+            guard let cid = ChannelCID(text) else {
+                throw .corrupt(path: location.description, reason: "message \(id) stands in channel '\(text)', which is not a cid")
+            }
+            return cid
+        }.sorted()
     }
 
     /// The journal reader's connection, opened (in the location's schema) when there is none or it was

@@ -225,6 +225,11 @@ enum SQLiteSchema {
                 FROM threads WHERE threads.cid = thread_reads.cid AND threads.parent_id = thread_reads.parent_id;
                 """)
         }
+        migrator.registerMigration("v9-messages-by-id") { db in
+            // A message found by its id alone (a thread's replies asked for without the channel) among
+            // channels not in memory: one index look-up instead of one per channel.
+            try db.execute(sql: "CREATE INDEX messages_by_id ON messages (id);")
+        }
         return migrator
     }
 }

@@ -613,17 +613,20 @@ package final class SQLiteStore: ReceiptsStore {
         }
     }
 
-    package func channels(holdingMessage id: String, among cids: [ChannelCID]) throws(StorageError) -> [ChannelCID] {
+    package func channels(holdingMessage id: String) throws(StorageError) -> [ChannelCID] {
         try checkOpen()
-        guard !cids.isEmpty else { return [] }
+        let cids: [String]
         do {
-            return try reader.read { db in
-                let statement = try db.cachedStatement(sql: "SELECT 1 FROM messages WHERE cid = ? AND id = ?")
-                return try cids.filter { cid in try Int.fetchOne(statement, arguments: [cid.description, id]) != nil }
-            }
+            cids = try reader.read { db in try String.fetchAll(db, sql: "SELECT cid FROM messages WHERE id = ?", arguments: [id]) }
         } catch {
-            throw .unavailable(reason: "\(error)")
+            throw .unavailable(reason: "looking for message \(id): \(error)")
         }
+        return try cids.map { text throws(StorageError) in
+            guard let cid = ChannelCID(text) else {
+                throw .corrupt(path: directory.databasePath, reason: "message \(id) stands in channel '\(text)', which is not a cid")
+            }
+            return cid
+        }.sorted()
     }
 
     package func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
