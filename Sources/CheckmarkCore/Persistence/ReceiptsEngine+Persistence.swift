@@ -47,7 +47,7 @@ extension ReceiptsEngine {
     @discardableResult
     package mutating func evict(_ cid: ChannelCID) -> Bool {
         guard let channel = channels[cid], channel.watchers.isEmpty, channel.messages.durableCount == channel.messages.count,
-              !touched.mentions(cid) else { return false }
+              !touched.channelIDs.contains(cid) else { return false }
         channels[cid] = nil
         dormantChannels[cid] = DormantChannel(of: channel)
         return true

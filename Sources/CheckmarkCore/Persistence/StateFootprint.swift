@@ -51,12 +51,6 @@ package struct StateFootprint: Sendable, Hashable {
         users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && threadReads.isEmpty && !counters
     }
 
-    /// Whether any row of channel `cid` is noted.
-    package func mentions(_ cid: ChannelCID) -> Bool {
-        channels.contains(cid) || members.contains { $0.cid == cid } || messages.contains { $0.cid == cid }
-            || threadReads.contains { $0.cid == cid }
-    }
-
     /// The channels any noted row belongs to.
     package var channelIDs: Set<ChannelCID> {
         var cids = channels

@@ -224,9 +224,7 @@ extension RESTAPI {
             var scope: Set<ChannelCID>?
             if case .user(let user) = caller { scope = engine.membership[user] ?? [] }
             if let named { scope = (scope ?? [named]).intersection([named]) }
-            let resident = { (cid: ChannelCID) in engine.channels[cid] != nil }
-            let narrowed = scope.map { $0.filter { resident($0) || holding.contains($0) } }
-                ?? Set(engine.channels.keys).union(holding.filter { engine.dormantChannels[$0] != nil })
+            let narrowed = (scope ?? Set(engine.channels.keys).union(holding)).filter { engine.channels[$0] != nil || holding.contains($0) }
             var candidates = try engine.channels(holdingMessage: parentID, among: narrowed)
             if case .user(let user) = caller {
                 let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }

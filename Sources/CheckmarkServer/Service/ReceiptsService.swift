@@ -379,8 +379,8 @@ package final class ReceiptsService: Sendable {
                 for channel in channels {
                     guard state.engine.install(channel) else { continue }
                     state.idleChannels?.loaded(channel.cid, activity: state.channelSeqs[channel.cid] ?? 0, at: now)
+                    self.metrics.channelLoads.increment()
                 }
-                self.metrics.channelLoads.increment(by: Int64(channels.count))
                 self.logger.debug("channels loaded", metadata: [
                     "channels": "\(cids.map(\.description).joined(separator: ","))",
                     "messages": "\(channels.reduce(0) { $0 + $1.messages.count })",

@@ -581,12 +581,7 @@ package final class PostgresStore: SharedReceiptsStore {
         } catch {
             throw .unavailable(reason: "looking for message \(id): \(Self.describe(error))")
         }
-        return try cids.map { text throws(StorageError) in
-            guard let cid = ChannelCID(text) else {
-                throw .corrupt(path: location.description, reason: "message \(id) stands in channel '\(text)', which is not a cid")
-            }
-            return cid
-        }.sorted()
+        return try cids.map { text throws(StorageError) in try StateTables.cid(text) }.sorted()
     }
 
     /// The journal reader's connection, opened (in the location's schema) when there is none or it was

@@ -621,12 +621,7 @@ package final class SQLiteStore: ReceiptsStore {
         } catch {
             throw .unavailable(reason: "looking for message \(id): \(error)")
         }
-        return try cids.map { text throws(StorageError) in
-            guard let cid = ChannelCID(text) else {
-                throw .corrupt(path: directory.databasePath, reason: "message \(id) stands in channel '\(text)', which is not a cid")
-            }
-            return cid
-        }.sorted()
+        return try cids.map { text throws(StorageError) in try StateTables.cid(text) }.sorted()
     }
 
     package func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
