@@ -145,8 +145,34 @@ package final class ReceiptsService: Sendable {
         // A single node leaves every channel in storage until first needed; a cluster node applies
         // every node's commands as they come and so holds every channel.
         let dormant = !(store is any SharedReceiptsStore)
+        let service = try await Self.restore(
+            store: store, dormant: dormant, engineLoop: engineLoop, writer: writer,
+            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
+            maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
+            channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
+            logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
+        // The load's rows are gone once the engine holds the state: their memory goes back to the
+        // system (glibc keeps freed memory mapped otherwise).
+        try await writer.runIfActive { _ = checkmark_return_free_memory() }
+        if let cluster = service.cluster {
+            try await engineLoop.submit { cluster.join(service) }.get()
+        } else if let channelIdleTimeout, channelIdleTimeout.nanoseconds > 0 {
+            try await engineLoop.submit { service.startIdleSweep(after: channelIdleTimeout) }.get()
+        }
+        return service
+    }
+
+    /// Loads the stored state on `writer` and builds the service on `engineLoop`; the loaded rows
+    /// live no longer than this call.
+    private static func restore(
+        store: any ReceiptsStore, dormant: Bool, engineLoop: any EventLoop, writer: NIOThreadPool,
+        maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
+        channelStateCacheBytes: Int, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
+        recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
+        onFatalError: @escaping @Sendable (StorageError) -> Void
+    ) async throws -> ReceiptsService {
         let stored = try await writer.runIfActive { dormant ? try store.loadDormant() : try store.load(messageWindow: messageWindow) }
-        let service = try await engineLoop.submit {
+        return try await engineLoop.submit {
             ReceiptsService(
                 store: store, engineLoop: engineLoop, writer: writer, stored: stored,
                 maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
@@ -154,12 +180,6 @@ package final class ReceiptsService: Sendable {
                 channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
                 logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
         }.get()
-        if let cluster = service.cluster {
-            try await engineLoop.submit { cluster.join(service) }.get()
-        } else if let channelIdleTimeout, channelIdleTimeout.nanoseconds > 0 {
-            try await engineLoop.submit { service.startIdleSweep(after: channelIdleTimeout) }.get()
-        }
-        return service
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,

@@ -30,6 +30,8 @@ package final class SQLiteStore: ReceiptsStore {
     package static let defaultCacheBytes = 16 * 1024 * 1024
     /// The page cache the writer's connection loads the state with (in KiB).
     static let loadCacheKiB = 512
+    /// The page cache of ``verify()``'s connection, in KiB.
+    static let verifyCacheKiB = 128
     /// The page cache of the journal reader's connection (replays read pages of one channel's events).
     static let readerCacheBytes = 2 * 1024 * 1024
     /// The largest page cache, 1 TiB: SQLite takes the size as a 32-bit count of KiB.
@@ -136,6 +138,8 @@ package final class SQLiteStore: ReceiptsStore {
             configuration.label = "checkmark-verify"
             configuration.readonly = true
             configuration.busyMode = .timeout(5)
+            // It reads each page once: a cache would only hold memory for as long as the check runs.
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(Self.verifyCacheKiB)") }
             let checker = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? checker.close() }
             try checker.read { db in
@@ -211,7 +215,13 @@ package final class SQLiteStore: ReceiptsStore {
             try db.execute(sql: "PRAGMA cache_size = -\(Self.loadCacheKiB)")
             return size
         }
-        defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(configured)") } }
+        defer {
+            try? queue.inDatabase { db in
+                // The pages a load read go with it: commits read other pages.
+                db.releaseMemory()
+                try db.execute(sql: "PRAGMA cache_size = \(configured)")
+            }
+        }
         return try queue.read(read)
     }
 
@@ -237,9 +247,11 @@ package final class SQLiteStore: ReceiptsStore {
         rows.channelTypes = try SQLiteTableBinder(StateTables.channelTypes).load(db)
         let channels = try SQLiteTableBinder(StateTables.channels).load(db)
         var last: [ChannelCID: (position: Int, createdAt: Timestamp, countable: Int)] = [:]
+        // Prepared once: a thousand channels are a thousand seeks, not a thousand statements compiled.
+        let newest = try db.cachedStatement(
+            sql: "SELECT position, created_at, \(StoredStateAssembly.countableThroughSQL) FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1")
         for channel in channels {
-            guard let row = try Row.fetchOne(db, sql: "SELECT position, created_at, \(StoredStateAssembly.countableThroughSQL) FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1",
-                                             arguments: [channel.cid.description]) else { continue }
+            guard let row = try Row.fetchOne(newest, arguments: [channel.cid.description]) else { continue }
             last[channel.cid] = (row[0], Timestamp(rawValue: row[1]), row[2])
         }
         rows.setChannels(channels, messageCounts: [:])
@@ -300,9 +312,10 @@ package final class SQLiteStore: ReceiptsStore {
         let channels = try SQLiteTableBinder(StateTables.channels).load(db)
         var counts: [ChannelCID: Int] = [:]
         var idBytes: [ChannelCID: Int] = [:]
+        let newest = try db.cachedStatement(
+            sql: "SELECT position, length(CAST(id AS BLOB)) AS bytes FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1")
         for channel in channels {  // one seek of the primary key each
-            let last = try Row.fetchOne(db, sql: "SELECT position, length(CAST(id AS BLOB)) AS bytes FROM messages WHERE cid = ? ORDER BY position DESC LIMIT 1",
-                                        arguments: [channel.cid.description])
+            let last = try Row.fetchOne(newest, arguments: [channel.cid.description])
             if let last {
                 counts[channel.cid] = (last["position"] as Int) + 1
                 idBytes[channel.cid] = last["bytes"] as Int
