@@ -174,6 +174,21 @@ struct CommitSequencerFailureTests {
         #expect(sequencer.catchUpRequested().isEmpty)
     }
 
+    /// Issue 45: a read that came back from storage after a cluster node's failure waited for a
+    /// cycle that never came, and the drain of SIGTERM waited for it forever.
+    @Test func anItemAppliedAfterTheFailureFailsAtOnceAndTheDrainCompletes() {
+        for mode in [Sequencer.Mode.local, .cluster] {
+            var sequencer = Sequencer(mode: mode)
+            _ = sequencer.enqueue("w1", changesState: true)
+            _ = sequencer.applied(entry: "e1", events: [], token: "a")
+            if mode == .cluster { _ = sequencer.cycleApplied() }
+            _ = sequencer.batchFailed(diskFull)
+            #expect(transcript(sequencer.applied(entry: nil, events: ["x"], token: "late")) == ["fail(late)"])
+            #expect(transcript(sequencer.applied(entry: "e2", events: [], token: "run")) == ["fail(run)"])
+            #expect(transcript(sequencer.drainRequested()) == ["drained"])
+        }
+    }
+
     @Test func workAlreadyRunInAFailedCycleIsNotRunAgain() {
         var sequencer = Sequencer(mode: .cluster)
         _ = sequencer.enqueue("w1", changesState: true)

@@ -13,7 +13,8 @@ import Prometheus
 /// ``start(_:group:logger:)`` opens the data directory (failing with a ``StorageError`` that says
 /// why), loads the state and starts listening. ``shutdown()`` is the graceful stop: readiness turns
 /// false, the listener stops accepting, every WebSocket is closed with 1001, pending commits are
-/// flushed, and storage is closed; it is bounded by the configured shutdown timeout.
+/// flushed, and storage is closed; the whole stop takes at most the configured shutdown timeout,
+/// whatever storage does.
 package final class ReceiptsServer: Sendable {
     package let configuration: ServerConfiguration
     package let listener: HTTPListener
@@ -211,16 +212,51 @@ package final class ReceiptsServer: Sendable {
             return
         }
         logger.info("shutting down", metadata: ["connections": "\(gateway.connectionCount)"])
+        let timeout = TimeAmount.seconds(Int64(configuration.shutdownTimeoutSeconds))
+        let deadline = NIODeadline.now() + timeout
         try? await listener.close()
         gateway.closeAll(refusal, reason: refusal == .shuttingDown ? "server shutting down" : "storage failed")
-        // Clients get the close handshake's time; past the timeout, what is left is dropped.
-        let deadline = NIODeadline.now() + .seconds(Int64(configuration.shutdownTimeoutSeconds))
-        while gateway.connectionCount > 0 && NIODeadline.now() < deadline {
+        // Clients get the close handshake's time, but for the part kept for storage to finish its
+        // commits; past it, what is left is dropped.
+        let clientsDeadline = deadline - Self.storageShare(of: timeout)
+        while gateway.connectionCount > 0 && NIODeadline.now() < clientsDeadline {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
-        await service.close()
-        try? await engineGroup.shutdownGracefully()
+        // A database that stopped answering must not hold the stop past the timeout: what was not
+        // durable by then was never acknowledged, and the process goes without it.
+        let service = service
+        let engineGroup = engineGroup
+        let finished = await Self.run(until: deadline) {
+            await service.close()
+            try? await engineGroup.shutdownGracefully()
+        }
+        if !finished {
+            logger.error("storage did not finish within shutdown_timeout; stopping without it", metadata: [
+                "shutdown_timeout_seconds": "\(configuration.shutdownTimeoutSeconds)",
+            ])
+        }
         logger.info("stopped")
         stopped.succeed()
+    }
+
+    /// The part of the shutdown timeout kept for the last commits and closing storage: a quarter of
+    /// it, at most 2 s.
+    static func storageShare(of timeout: TimeAmount) -> TimeAmount {
+        min(.nanoseconds(timeout.nanoseconds / 4), .seconds(2))
+    }
+
+    /// Runs `work` in a task of its own and waits for it until `deadline` at the latest: true when it
+    /// finished by then (otherwise it is left running).
+    static func run(until deadline: NIODeadline, _ work: @escaping @Sendable () async -> Void) async -> Bool {
+        let done = NIOLockedValueBox(false)
+        Task {
+            await work()
+            done.withLockedValue { $0 = true }
+        }
+        while !done.withLockedValue({ $0 }) {
+            guard NIODeadline.now() < deadline else { return false }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return true
     }
 }

@@ -16,7 +16,8 @@ import CheckmarkWire
 ///   before the durable batch's items are released, so the disk works while the engine answers.
 /// - When a write fails, every item not yet released fails with that error (``Reply/failed(_:)``),
 ///   the service stops accepting (``admission(isDisconnect:)`` refuses with
-///   ``ServiceError/storage(_:)``), and the failure is reported once (``Action/fatal(_:)``).
+///   ``ServiceError/storage(_:)``), and the failure is reported once (``Action/fatal(_:)``). An item
+///   applied after it (work that was waiting for storage) fails at once.
 /// - Once draining, only disconnects are admitted; ``Action/drained`` comes when nothing applied is
 ///   left unreleased (or when storage failed).
 ///
@@ -105,6 +106,9 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     /// An admitted command was applied (`entry` nil: nothing to store, or a query's answer): it is
     /// released with the batch that makes everything applied before it durable.
     mutating func applied(entry: consuming Entry?, events: consuming [Event], token: consuming Token) -> [Action] {
+        // After a failure nothing becomes durable: the item fails now rather than wait for a write
+        // or cycle that never comes (a drain would wait for it forever).
+        if let failure { return [.reply(token, .failed(failure))] }
         // Taken, not borrowed: kept until the release, so they move into the lists (a borrowed
         // entry and token were copied, a retain and release of each of their parts).
         pending.append((events, token))
