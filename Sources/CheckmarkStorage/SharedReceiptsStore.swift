@@ -23,4 +23,10 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// Sends `message` (at most ``maxPeerMessageBytes``) to every listening node, at once (not
     /// transactional). Messages may be lost while a node's notification connection is down.
     func notifyPeers(_ message: String) throws(StorageError)
+    /// After a failure (a commit that failed, a database that stopped answering): connects to the
+    /// database afresh and takes commits again. What the node holds in memory may disagree with the
+    /// database: the caller reloads it (``ReceiptsStore/load(messageWindow:)``) before committing.
+    /// - Throws: ``StorageError/unavailable(reason:)`` while the database cannot be reached,
+    ///   ``StorageError/closed`` once the store was closed.
+    func reopen() throws(StorageError)
 }

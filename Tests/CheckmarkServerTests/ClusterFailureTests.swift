@@ -1,9 +1,13 @@
+import CheckmarkClient
 import CheckmarkCore
 import CheckmarkServer
 import CheckmarkStorage
+import CheckmarkWebSocket
+import CheckmarkWire
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import Testing
 
 extension EndToEnd {
@@ -33,6 +37,67 @@ extension EndToEnd {
         static func dropSchema(_ url: String) {
             guard let location = try? PostgresLocation(url: url) else { return }
             try? PostgresStore.dropSchema(of: location, logger: Logger(label: "test"))
+        }
+
+        /// Waits up to `seconds` for `condition`.
+        static func eventually(within seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                if (try? condition()) == true { return true }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return try condition()
+        }
+
+        /// The database restarts under a node (its connections cut, new ones refused for a while): the
+        /// node closes its clients (1011), refuses commands (503) and is not ready meanwhile, then
+        /// reloads its state from the database, with what another node committed meanwhile, and goes
+        /// on without a restart. It stopped for good, and ignored SIGTERM.
+        @Test func aNodeWhoseDatabaseRestartsReloadsAndGoesOnWithoutARestart() async throws {
+            let relay = try await Self.startRelay()
+            let url = try Self.relayedURL(relay)
+            let direct = url.replacingOccurrences(of: "127.0.0.1:\(relay.port)", with: {
+                let base = try! #require(URLComponents(string: ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]!))
+                return "\(base.host ?? "127.0.0.1"):\(base.port ?? 5432)"
+            }())
+            let node = try await TestServer.start { $0.postgresURL = url }
+            let other = try await TestServer.start { $0.postgresURL = direct }
+            try await node.setUp(users: ["alice", "bob"])
+            let alice = try await node.connect("alice")
+            _ = try await alice.watch(TestServer.general)
+
+            relay.cut()
+            let closed = await alice.nextEvent(ofType: [], timeout: .seconds(10))
+            if case .closed(let code) = closed {
+                #expect(code == .internalError, "1011: the client reconnects")
+            } else {
+                Issue.record("alice's connection was not closed: \(String(describing: closed))")
+            }
+            #expect(try node.http("GET", "/readyz").status == 503)
+            await #expect(throws: ServiceError.self) {
+                try await node.run(.sendMessage(cid: TestServer.general, userID: "alice", draft: MessageDraft(text: "lost?")))
+            }
+            // The other node goes on meanwhile.
+            try await other.run(.sendMessage(cid: TestServer.general, userID: "bob", draft: MessageDraft(id: "meanwhile", text: "still here")))
+
+            relay.restore()
+            #expect(try await Self.eventually(within: 10) { try node.http("GET", "/readyz").status == 200 }, "ready again")
+            let metrics = try node.http("GET", "/metrics").body
+            #expect(metrics.contains("checkmark_storage_reloads_total 1"))
+            let again = try await node.connect("alice")
+            let state = try await again.watch(TestServer.general)
+            let ids = state["messages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            #expect(ids.contains("meanwhile"), "the reloaded state has the other node's message")
+            let bob = try await other.connect("bob")
+            _ = try await bob.watch(TestServer.general)
+            _ = try await again.sendMessage(TestServer.general, text: "back", id: "back")
+            let atBob = await bob.nextEvent(ofType: ["message.new"])
+            #expect(atBob?.json?["message"]?["id"]?.stringValue == "back")
+
+            await node.stop()
+            await other.stop()
+            await relay.stop()
+            Self.dropSchema(url)
         }
 
         /// SIGTERM while the database is silent, with a commit waiting for it: the stop ends within

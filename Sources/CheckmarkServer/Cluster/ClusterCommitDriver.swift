@@ -44,11 +44,7 @@ final class ClusterCommitDriver: Sendable {
 
     /// Starts following other nodes' commits and messages on behalf of `service`.
     func join(_ service: ReceiptsService) {
-        state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: ReceiptsService.clusterPollInterval, delay: ReceiptsService.clusterPollInterval) { _ in
-            service.requestCatchUp(seq: 0)
-            self.tellPeers([PeerMessage.alive(from: self.nodeID).encoded])
-        }
-        tellPeers([PeerMessage.hello(from: nodeID).encoded])
+        rejoin(service)
         shared.startListening(
             onAppend: { seq in self.engineLoop.execute { service.requestCatchUp(seq: seq) } },
             onPeerMessage: { text in
@@ -57,9 +53,21 @@ final class ClusterCommitDriver: Sendable {
             })
     }
 
-    /// Stops polling.
+    /// Polls for other nodes' commits again and says hello (after ``leave()``, or at ``join(_:)``);
+    /// notifications keep coming throughout.
+    func rejoin(_ service: ReceiptsService) {
+        state.value.poll?.cancel()
+        state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: ReceiptsService.clusterPollInterval, delay: ReceiptsService.clusterPollInterval) { _ in
+            service.requestCatchUp(seq: 0)
+            self.tellPeers([PeerMessage.alive(from: self.nodeID).encoded])
+        }
+        tellPeers([PeerMessage.hello(from: nodeID).encoded])
+    }
+
+    /// Stops polling (at a stop, and while the database is lost).
     func leave() {
         state.value.poll?.cancel()
+        state.value.poll = nil
     }
 
     // MARK: Commit cycle

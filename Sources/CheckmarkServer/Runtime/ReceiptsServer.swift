@@ -73,6 +73,7 @@ package final class ReceiptsServer: Sendable {
         // Shared-frame mode: one compressed frame serves every recipient of a fan-out.
         compression.noContextTakeover = true
         let failure = NIOLockedValueBox<(@Sendable (StorageError) -> Void)?>(nil)
+        let storageLost = NIOLockedValueBox<(@Sendable (StorageError) -> Void)?>(nil)
         let service: ReceiptsService
         do {
             let recorder = try configuration.recordPath.map { path throws(TraceRecorder.Failure) in try TraceRecorder(path: path) }
@@ -85,7 +86,8 @@ package final class ReceiptsServer: Sendable {
                 channelIdleTimeout: configuration.channelIdleTimeout,
                 compression: compression,
                 recorder: recorder,
-                onFatalError: { error in failure.withLockedValue { $0 }?(error) })
+                onFatalError: { error in failure.withLockedValue { $0 }?(error) },
+                onStorageLost: { error in storageLost.withLockedValue { $0 }?(error) })
         } catch {
             store.close()
             try? await engineGroup.shutdownGracefully()
@@ -131,6 +133,9 @@ package final class ReceiptsServer: Sendable {
             engineGroup: engineGroup, store: store, logger: logger, stopping: stoppingFlag,
             stopped: group.next().makePromise(of: Void.self))
         failure.withLockedValue { $0 = { [weak server] error in server?.storageFailed(error) } }
+        // A cluster node goes on after its database failed, but its clients' state goes: they are
+        // closed with 1011 and reconnect (here once the state is reloaded, or on another node).
+        storageLost.withLockedValue { $0 = { [weak gateway] _ in gateway?.closeAll(.unavailable, reason: "storage unavailable; reconnect") } }
         if let sqlite = store as? SQLiteStore {
             // Every page's structure is checked after start, not before: its time grows with the file.
             // A damaged file stops the server as a failed commit would.

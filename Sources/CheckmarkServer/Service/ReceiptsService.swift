@@ -19,6 +19,8 @@ import Glibc
 /// waits for every command applied before it. When a commit fails, every waiting command fails with
 /// ``ServiceError/storage(_:)``, the service refuses further commands and reports it through
 /// `onFatalError`, and the server stops: memory and disk may disagree, and a restart reloads the truth.
+/// A cluster node instead disconnects its clients (`onStorageLost`), reconnects to its database and
+/// reloads the state from it, and takes commands again, without a restart.
 /// These rules are ``CommitSequencer``'s; this type applies commands and carries out its actions.
 ///
 /// Over a ``SharedReceiptsStore`` (a cluster of nodes on one PostgreSQL database) the order is the
@@ -102,24 +104,41 @@ package final class ReceiptsService: Sendable {
         /// rows in either is not yet as storage holds it, and stays resident.
         var committingFootprint = StateFootprint()
 
-        init(_ stored: StoredState, mode: Sequencer.Mode, tracer: CommandTracer,
-             maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
-             channelStateCacheBytes: Int) {
-            fragments = ChannelStateFragments(budgetBytes: channelStateCacheBytes)
-            self.messageWindow = messageWindow
+        init(_ stored: StoredState, settings: StateSettings, tracer: CommandTracer) {
+            fragments = ChannelStateFragments(budgetBytes: settings.channelStateCacheBytes)
+            messageWindow = settings.messageWindow
             engine = ReceiptsEngine(restoring: stored.snapshot)
-            engine.messageWindow = messageWindow
+            engine.messageWindow = settings.messageWindow
             engine.markAllMessagesDurable()
-            engine.maxWatchedChannelsPerConnection = maxWatchedChannelsPerConnection
-            engine.maxConnectionsPerUser = maxConnectionsPerUser
-            engine.maxUserProfileBytes = maxUserProfileBytes
+            engine.maxWatchedChannelsPerConnection = settings.maxWatchedChannelsPerConnection
+            engine.maxConnectionsPerUser = settings.maxConnectionsPerUser
+            engine.maxUserProfileBytes = settings.maxUserProfileBytes
             lastSeq = stored.lastSeq
             lastEventSeq = stored.lastEventSeq
             channelSeqs = stored.channelSeqs
-            sequencer = Sequencer(mode: mode)
+            sequencer = Sequencer(mode: settings.mode)
             self.tracer = tracer
         }
     }
+
+    /// What a state is built with besides what storage holds: kept to build it again when a cluster
+    /// node reloads from the database.
+    private struct StateSettings {
+        var mode: Sequencer.Mode
+        var maxWatchedChannelsPerConnection: Int
+        var maxConnectionsPerUser: Int
+        var maxUserProfileBytes: Int
+        var messageWindow: Int
+        var channelStateCacheBytes: Int
+    }
+    private let settings: StateSettings
+    /// Cluster: called when the database failed and this node's clients must go (their state here is
+    /// about to be reloaded).
+    private let onStorageLost: @Sendable (StorageError) -> Void
+    /// A drain was asked: a reload after a failure no longer takes place.
+    private let stopping = NIOLockedValueBox(false)
+    /// How long a cluster node waits between attempts to reach its database again after a failure.
+    package static let storageRetryInterval = TimeAmount.seconds(1)
 
     /// Loads the state from `store` and starts serving on `engineLoop`. `maxWatchedChannelsPerConnection`
     /// bounds the watches of one connection however they come (socket or REST), `maxConnectionsPerUser`
@@ -138,7 +157,8 @@ package final class ReceiptsService: Sendable {
         channelIdleTimeout: TimeAmount? = nil,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
-        onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in }
+        onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in },
+        onStorageLost: @escaping @Sendable (StorageError) -> Void = { _ in }
     ) async throws -> ReceiptsService {
         let writer = NIOThreadPool(numberOfThreads: 1)
         writer.start()
@@ -150,7 +170,8 @@ package final class ReceiptsService: Sendable {
             maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
             maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
             channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
-            logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
+            logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError,
+            onStorageLost: onStorageLost)
         // The load's rows are gone once the engine holds the state: their memory goes back to the
         // system (glibc keeps freed memory mapped otherwise).
         try await writer.runIfActive { _ = checkmark_return_free_memory() }
@@ -169,7 +190,7 @@ package final class ReceiptsService: Sendable {
         maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
         channelStateCacheBytes: Int, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
         recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
-        onFatalError: @escaping @Sendable (StorageError) -> Void
+        onFatalError: @escaping @Sendable (StorageError) -> Void, onStorageLost: @escaping @Sendable (StorageError) -> Void
     ) async throws -> ReceiptsService {
         let stored = try await writer.runIfActive { dormant ? try store.loadDormant() : try store.load(messageWindow: messageWindow) }
         return try await engineLoop.submit {
@@ -178,7 +199,8 @@ package final class ReceiptsService: Sendable {
                 maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
                 maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
                 channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
-                logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError)
+                logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError,
+                onStorageLost: onStorageLost)
         }.get()
     }
 
@@ -186,7 +208,7 @@ package final class ReceiptsService: Sendable {
                  maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
                  channelStateCacheBytes: Int, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
-                 onFatalError: @escaping @Sendable (StorageError) -> Void) {
+                 onFatalError: @escaping @Sendable (StorageError) -> Void, onStorageLost: @escaping @Sendable (StorageError) -> Void) {
         let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 36)
         self.nodeID = nodeID
         self.compression = compression
@@ -207,12 +229,13 @@ package final class ReceiptsService: Sendable {
             ClusterCommitDriver(shared: $0, nodeID: nodeID, writer: writer, engineLoop: engineLoop, metrics: metrics, logger: logger)
         }
         self.cluster = cluster
-        self.state = NIOLoopBoundBox(State(
-            stored, mode: cluster == nil ? .local : .cluster, tracer: CommandTracer(recorder: recorder, logger: logger),
-            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
-            maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
-            channelStateCacheBytes: channelStateCacheBytes),
-            eventLoop: engineLoop)
+        settings = StateSettings(
+            mode: cluster == nil ? .local : .cluster, maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection,
+            maxConnectionsPerUser: maxConnectionsPerUser, maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
+            channelStateCacheBytes: channelStateCacheBytes)
+        self.state = NIOLoopBoundBox(State(stored, settings: settings, tracer: CommandTracer(recorder: recorder, logger: logger)),
+                                     eventLoop: engineLoop)
+        self.onStorageLost = onStorageLost
         self.metrics = metrics
         fanOut = EventFanOut(metrics: metrics, compression: compression)
         self.logger = logger
@@ -699,7 +722,8 @@ package final class ReceiptsService: Sendable {
                 fanOut.send(events, to: state.value.connections)
             case .storageFailed(let error):
                 accepting.withLockedValue { $0 = false }
-                logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"])
+                // A cluster node says so as it starts reloading (``reloadAfterStorageFailure(_:cluster:)``).
+                if cluster == nil { logger.critical("storage failed; refusing further commands", metadata: ["error": "\(error)"]) }
             case .drained:
                 let state = state.value
                 // Not yet while admitted work waits for archived texts: it comes back after this, and
@@ -711,7 +735,11 @@ package final class ReceiptsService: Sendable {
                 for promise in state.drained { promise.succeed() }
                 state.drained = []
             case .fatal(let error):
-                onFatalError(error)
+                if let cluster {
+                    reloadAfterStorageFailure(error, cluster: cluster)
+                } else {
+                    onFatalError(error)
+                }
             }
         }
     }
@@ -792,6 +820,57 @@ package final class ReceiptsService: Sendable {
     }
 
     // MARK: Cluster
+
+    /// A cluster node's cycle failed (its database failed or stopped answering, or its engine could
+    /// not follow the journal): the node keeps running. Its clients are disconnected (their state
+    /// here is about to go; they reconnect and resume), commands are refused meanwhile
+    /// (`storage_unavailable`, 503) and `/readyz` says not ready; once the database answers, the state
+    /// is reloaded from it, since memory may hold what never became durable, and the node takes
+    /// commands again.
+    private func reloadAfterStorageFailure(_ error: StorageError, cluster: ClusterCommitDriver) {
+        logger.error("storage failed; disconnecting clients and reloading the state once the database answers", metadata: ["error": "\(error)"])
+        cluster.leave()
+        onStorageLost(error)
+        reload(cluster, attempt: 1)
+    }
+
+    /// One attempt to reconnect and reload; another follows ``storageRetryInterval`` later until one
+    /// succeeds or the service stops.
+    private func reload(_ cluster: ClusterCommitDriver, attempt: Int) {
+        guard !stopping.withLockedValue({ $0 }) else { return }
+        let state = state.value
+        // Reads of archived texts finish (they fail, or answer into a failed sequencer) before the
+        // state they count in goes.
+        guard state.archiveReads == 0, !state.loadingChannels else {
+            engineLoop.scheduleTask(in: .milliseconds(50)) { self.reload(cluster, attempt: attempt) }
+            return
+        }
+        let shared = cluster.shared
+        let window = settings.messageWindow
+        writer.runIfActive(eventLoop: engineLoop) { () throws -> StoredState in
+            try shared.reopen()
+            return try shared.load(messageWindow: window)
+        }.assumeIsolated().whenComplete { result in
+            guard !self.stopping.withLockedValue({ $0 }) else { return }
+            switch result {
+            case .success(let stored):
+                self.state.value = State(stored, settings: self.settings, tracer: self.state.value.tracer)
+                self.accepting.withLockedValue { $0 = true }
+                cluster.rejoin(self)
+                self.metrics.storageReloads.increment()
+                self.logger.notice("the database answers again; state reloaded, taking commands", metadata: [
+                    "attempts": "\(attempt)", "last_seq": "\(stored.lastSeq)",
+                ])
+            case .failure(let error):
+                if attempt == 1 {
+                    self.logger.warning("the database is still unavailable; trying again", metadata: [
+                        "every_seconds": "\(Self.storageRetryInterval.nanoseconds / 1_000_000_000)", "error": "\(error)",
+                    ])
+                }
+                self.engineLoop.scheduleTask(in: Self.storageRetryInterval) { self.reload(cluster, attempt: attempt + 1) }
+            }
+        }
+    }
 
     /// Another node committed up to `seq` (0: unknown): a cycle catches up unless this node is there already.
     func requestCatchUp(seq: Int64) {
@@ -911,6 +990,7 @@ package final class ReceiptsService: Sendable {
     /// durable.
     package func drain() async {
         let promise = engineLoop.makePromise(of: Void.self)
+        stopping.withLockedValue { $0 = true }
         engineLoop.execute {
             self.state.value.idleSweep?.cancel()
             self.state.value.idleSweep = nil

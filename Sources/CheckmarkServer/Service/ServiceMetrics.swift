@@ -23,6 +23,7 @@ package final class ServiceMetrics: Sendable {
     /// Channels loaded from storage on first use, and loaded channels that went back to storage idle.
     package let channelLoads: Counter
     package let channelUnloads: Counter
+    package let storageReloads: Counter
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
     package let messagesSent: Counter
     private let eventsByType: [String: Counter]
@@ -50,6 +51,7 @@ package final class ServiceMetrics: Sendable {
         "checkmark_messages_sent_total": "Messages accepted, over WebSocket or REST.",
         "checkmark_channel_loads_total": "Channels loaded from storage on first use (a start loads none).",
         "checkmark_channel_unloads_total": "Loaded channels that went back to storage after channel_idle_timeout without watchers or changes.",
+        "checkmark_storage_reloads_total": "Times a cluster node reloaded its state from the database after a failed commit cycle.",
         "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
         "checkmark_http_requests_total": "HTTP requests answered, by route name and status (WebSocket upgrades as route connect).",
         "checkmark_http_request_duration_seconds": "Time from a complete request to its answer, by route name.",
@@ -93,6 +95,7 @@ package final class ServiceMetrics: Sendable {
         messagesSent = Counter(label: "checkmark_messages_sent_total", factory: factory)
         channelLoads = Counter(label: "checkmark_channel_loads_total", factory: factory)
         channelUnloads = Counter(label: "checkmark_channel_unloads_total", factory: factory)
+        storageReloads = Counter(label: "checkmark_storage_reloads_total", factory: factory)
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)

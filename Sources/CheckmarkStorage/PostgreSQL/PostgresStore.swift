@@ -17,7 +17,9 @@ import Synchronization
 package final class PostgresStore: SharedReceiptsStore {
     package let location: PostgresLocation
     private let group: MultiThreadedEventLoopGroup
-    private let connection: PostgresConnection
+    /// The writer's connection: replaced by ``reopen()`` after a failure.
+    private let writerConnection: Mutex<PostgresConnection>
+    private var connection: PostgresConnection { writerConnection.withLock { $0 } }
     private let logger: Logger
     private let state = Mutex(StoreState.open)
     private let listener = Mutex<PostgresConnection?>(nil)
@@ -48,8 +50,8 @@ package final class PostgresStore: SharedReceiptsStore {
         peerChannel = PostgresSchema.peerChannel(schema: location.schema)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            connection = try PostgresConnection.connect(
-                on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger).wait()
+            writerConnection = Mutex(try PostgresConnection.connect(
+                on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger).wait())
         } catch {
             try? group.syncShutdownGracefully()
             throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
@@ -133,7 +135,11 @@ package final class PostgresStore: SharedReceiptsStore {
     /// Runs one statement and waits for all its rows.
     @discardableResult
     private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
-        try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)).rows
+        let connection = self.connection
+        // A query on a connection the database closed is never answered (the client library leaves it
+        // waiting): it fails now instead of after the statement timeout.
+        guard !connection.isClosed else { throw StorageError.unavailable(reason: "the connection to \(location) is closed") }
+        return try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)).rows
     }
 
     /// Waits for `future` at most ``statementTimeout``; past it the connection is closed (a database
@@ -165,6 +171,35 @@ package final class PostgresStore: SharedReceiptsStore {
     }
 
     package var isReady: Bool { state.withLock { $0 == .open } && !connection.isClosed }
+
+    package func reopen() throws(StorageError) {
+        guard state.withLock({ $0 != .closed }) else { throw .closed }
+        let fresh: PostgresConnection
+        do {
+            fresh = try Self.wait(PostgresConnection.connect(
+                on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger), closingOnTimeout: nil)
+        } catch {
+            throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
+        }
+        let failed = writerConnection.withLock { current in
+            defer { current = fresh }
+            return current
+        }
+        failed.close().whenComplete { _ in }
+        connectionLost.withLockedValue { $0 = false }
+        try useSchema()
+        let reading = reader.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        reading?.close().whenComplete { _ in }
+        let reopened = state.withLock { current -> Bool in
+            guard current != .closed else { return false }
+            current = .open
+            return true
+        }
+        guard reopened else { throw .closed }
+    }
 
     deinit { close() }
 
@@ -375,8 +410,8 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// One transaction: (with `exclusive`) the append lock, then the batch `build` gives, a
-    /// notification, commit. A failure of the database fails the store: memory and database may
+    /// One transaction: (with `exclusive`) the append lock, then the batch `build` gives, commit; then
+    /// the notification, in a statement of its own. A failure of the database fails the store: memory and database may
     /// disagree, and only reloading brings them together again.
     private func append(exclusive: Bool, _ build: () throws -> CommitBatch) throws(StorageError) {
         try checkOpen()
@@ -391,6 +426,7 @@ package final class PostgresStore: SharedReceiptsStore {
             }
             try write(batch)
             try run("COMMIT")
+            if let last = batch.entries.last?.seq { notifyCommitted(through: last) }
         } catch {
             if !connectionLost.withLockedValue({ $0 }) { _ = try? run("ROLLBACK") }
             if !built, let error = error as? StorageError { throw error }
@@ -404,6 +440,8 @@ package final class PostgresStore: SharedReceiptsStore {
     private func flush(_ combined: inout PostgresCombinedWrite, final: String = "SELECT 1") throws {
         defer { combined = PostgresCombinedWrite() }
         guard !combined.isEmpty || final != "SELECT 1" else { return }
+        let connection = self.connection
+        guard !connection.isClosed else { throw StorageError.unavailable(reason: "the connection to \(location) is closed") }
         _ = try wait(connection.query(combined.query(final: final), logger: logger))
     }
 
@@ -443,11 +481,23 @@ package final class PostgresStore: SharedReceiptsStore {
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
         PostgresTableBinder(StateTables.counters).insert(batch.counterRows, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
-        var notify = "SELECT 1"
-        if let last = entries.last?.seq {
-            notify = "SELECT pg_notify('\(notifyChannel)', \(combined.placeholder(binding: String(last))))"
+        try flush(&combined)
+    }
+
+    /// Tells the other nodes that the journal reaches `seq`, after the commit and outside its
+    /// transaction: a `NOTIFY` inside one holds PostgreSQL's cluster-wide notify lock until the
+    /// commit is flushed, which orders every notifying commit of the database behind one another. A
+    /// notification that is lost costs the others at most their poll interval (a second), so a
+    /// failure here fails nothing.
+    private func notifyCommitted(through seq: Int64) {
+        var binds = PostgresBindings()
+        binds.append(notifyChannel)
+        binds.append(String(seq))
+        do {
+            try run("SELECT pg_notify($1, $2)", binds)
+        } catch {
+            logger.debug("could not notify other nodes of a commit; they poll", metadata: ["error": "\(Self.describe(error))"])
         }
-        try flush(&combined, final: notify)
     }
 
     // MARK: Journal
@@ -723,9 +773,12 @@ package final class PostgresStore: SharedReceiptsStore {
     }
 
     /// Opens the notification connection; when it is lost (database restart, network), tries again
-    /// every ``listenRetrySeconds`` until the store closes.
-    private func openListener(_ onAppend: @escaping @Sendable (Int64) -> Void, _ onPeerMessage: @escaping @Sendable (String) -> Void) {
-        guard state.withLock({ $0 == .open }) else { return }
+    /// every ``listenRetrySeconds`` until the store closes (also while the store is failed: a node
+    /// that reopens it hears other nodes again). `failures` is how many attempts failed in a row: the
+    /// first is logged as a warning, the rest at debug level.
+    private func openListener(_ onAppend: @escaping @Sendable (Int64) -> Void, _ onPeerMessage: @escaping @Sendable (String) -> Void,
+                              failures: Int = 0) {
+        guard state.withLock({ $0 != .closed }) else { return }
         let loop = group.next()
         let logger = self.logger
         let channel = notifyChannel
@@ -752,6 +805,9 @@ package final class PostgresStore: SharedReceiptsStore {
                         connection.close().whenComplete { _ in }
                         return
                     }
+                    if failures > 0 {
+                        logger.info("listening for other nodes' commits again", metadata: ["failed_attempts": "\(failures)"])
+                    }
                     onAppend(0)
                     connection.closeFuture.whenComplete { _ in
                         guard self.state.withLock({ $0 != .closed }) else { return }
@@ -760,8 +816,9 @@ package final class PostgresStore: SharedReceiptsStore {
                     }
                 case .failure(let error):
                     guard self.state.withLock({ $0 != .closed }) else { return }
-                    logger.warning("cannot listen for other nodes' commits; retrying", metadata: ["error": "\(Self.describe(error))"])
-                    loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend, onPeerMessage) }
+                    logger.log(level: failures == 0 ? .warning : .debug, "cannot listen for other nodes' commits; retrying",
+                               metadata: ["error": "\(Self.describe(error))", "every_seconds": "\(Self.listenRetrySeconds)"])
+                    loop.scheduleTask(in: .seconds(Self.listenRetrySeconds)) { self.openListener(onAppend, onPeerMessage, failures: failures + 1) }
                 }
             }
     }
