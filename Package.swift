@@ -55,7 +55,7 @@ let package = Package(
         // Stream's wire format above the rules: events, channel state, requests, errors and envelopes.
         .target(
             name: "CheckmarkWire",
-            dependencies: ["CheckmarkCore", "CheckmarkAuth", "CheckmarkStorage", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CheckmarkCore", "CheckmarkAuth", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
 
@@ -153,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CheckmarkWireTests",
-            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkStorage", "CheckmarkTestSupport", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["CheckmarkWire", "CheckmarkCore", "CheckmarkTestSupport", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(

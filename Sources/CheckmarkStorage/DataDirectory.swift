@@ -1,3 +1,4 @@
+import CheckmarkCore
 import Foundation
 import Synchronization
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWebSocket
 import CheckmarkWebSocketNIO

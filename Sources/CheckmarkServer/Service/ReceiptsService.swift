@@ -361,7 +361,6 @@ package final class ReceiptsService: Sendable {
         }
         .assumeIsolated().whenComplete { result in
             next(result.mapError { ($0 as? StorageError) ?? .unavailable(reason: "\($0)") })
-            let state = self.state.value
             self.endArchiveRead()
         }
     }
@@ -806,8 +805,9 @@ package final class ReceiptsService: Sendable {
             "channels": "\(evicted.count)", "resident": "\(state.engine.channels.count)",
         ])
         let store = self.store
+        let unloaded = evicted
         journalReader.submit { _ in
-            store.unloaded(evicted)
+            store.unloaded(unloaded)
             // Their memory goes back to the system, not only to the allocator's free lists (glibc keeps
             // what was freed mapped: resident memory stayed at its peak). Off the engine loop: it takes
             // milliseconds for a hundred megabytes.

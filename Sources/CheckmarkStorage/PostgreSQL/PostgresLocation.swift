@@ -1,3 +1,4 @@
+import CheckmarkCore
 import Foundation
 
 /// Where a PostgreSQL database is: parsed from `postgres://user:password@host:port/database`

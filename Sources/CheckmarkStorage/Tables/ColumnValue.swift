@@ -1,3 +1,4 @@
+import CheckmarkCore
 import Foundation
 
 /// One column's value of one row, as extracted from the model (writing) or read from a database

@@ -1,3 +1,5 @@
+import CheckmarkCore
+
 /// The values of one loaded row, in the order of its ``TableDescription``'s columns, read by name.
 struct LoadedRow {
     let names: [String]

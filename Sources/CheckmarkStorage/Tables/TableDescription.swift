@@ -1,3 +1,5 @@
+import CheckmarkCore
+
 /// One table as storage writes and loads it: its name, its columns in order (each with a logical
 /// type and the model value it holds), its primary key, and how a loaded row becomes a `Row` again.
 /// The engines' binders (``SQLiteTableBinder``, ``PostgresTableBinder``) make every INSERT, upsert and

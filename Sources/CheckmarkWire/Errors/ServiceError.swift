@@ -1,5 +1,4 @@
 import CheckmarkCore
-import CheckmarkStorage
 
 /// Why the service did not carry out a command.
 package enum ServiceError: Error, Sendable, CustomStringConvertible {

@@ -1,6 +1,5 @@
 import CheckmarkAuth
 import CheckmarkCore
-import CheckmarkStorage
 
 /// The one place where errors become what goes on the wire: a stable string code (WebSocket replies),
 /// an HTTP status and Stream's numeric error code (REST bodies `{code, message, StatusCode}`).

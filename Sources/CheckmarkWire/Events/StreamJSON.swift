@@ -71,7 +71,7 @@ public enum StreamJSON {
     }
 
     /// ``write(message:sender:replyCount:into:)`` with the sender written by `writeSender`.
-    static func write(message: Message, replyCount: Int, into writer: inout JSONWriter, writeSender: (inout JSONWriter) -> Void) {
+    package static func write(message: Message, replyCount: Int, into writer: inout JSONWriter, writeSender: (inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.field("id", message.id)
         writer.field("text", message.text)

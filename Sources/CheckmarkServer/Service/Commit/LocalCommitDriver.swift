@@ -1,3 +1,4 @@
+import CheckmarkCore
 import CheckmarkStorage
 import NIOCore
 import NIOPosix

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkServer
 import CheckmarkStorage
 import CheckmarkWire
 import Testing

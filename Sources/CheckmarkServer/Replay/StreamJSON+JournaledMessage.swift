@@ -1,5 +1,6 @@
 import CheckmarkCore
 import CheckmarkStorage
+import CheckmarkWire
 
 extension StreamJSON {
     /// A journaled event's JSON as it was sent: whole as stored, or, for an event whose message object
