@@ -1,5 +1,5 @@
 import CheckmarkCore
-import CheckmarkStorage
+@testable import CheckmarkStorage
 import Foundation
 import Logging
 import Synchronization
@@ -84,6 +84,41 @@ struct PostgresStoreTests {
             guard case StorageError.schemaNewer(_, let unknown) = error else { return false }
             return unknown == ["v99-from-the-future"]
         }
+    }
+
+    /// Issue 45: PostgreSQL kept a member's pointer passes as blobs in its row, rewritten whole by
+    /// every confirmation; migration v10 moves them to rows of their own. A database as an older
+    /// binary left it (passes in the rows, no `pointer_passes`) loads the same state after it.
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func passesKeptInMemberRowsMoveToRowsOfTheirOwn() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        guard case .postgres(let postgres) = location else { return }
+        let node = Node(store: try location.open() as! PostgresStore)
+        try node.append([
+            .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")), .upsertUser(User(id: "carol")),
+            .createChannel(cid: Self.general, createdBy: "alice", members: ["alice", "bob", "carol"]),
+        ] + (1...6).map { .sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m\($0)", text: "text \($0)")) })
+        try node.append([.markRead(cid: Self.general, userID: "bob", messageID: "m2")])
+        try node.append([.markDelivered(userID: "carol", latest: [DeliveredTarget(cid: Self.general, messageID: "m4")])])
+        try node.append([.markRead(cid: Self.general, userID: "bob", messageID: "m6"), .markRead(cid: Self.general, userID: "carol", messageID: "m5")])
+        let expected = fingerprint(node.engine)
+        let members = try #require(node.engine.channels[Self.general]?.members)
+        #expect(members.values.contains { $0.read.readPasses.count >= 2 }, "the test needs members with several passes")
+        node.store.close()
+
+        // As an older binary left it: each member's passes in its row, no table of passes.
+        var sql = ["SET search_path TO \(postgres.schema!)"]
+        for (userID, member) in members {
+            let read = StoredPasses.encode(member.read.readPasses).map { String(format: "%02x", $0) }.joined()
+            let delivered = StoredPasses.encode(member.read.deliveredPasses).map { String(format: "%02x", $0) }.joined()
+            sql.append("UPDATE members SET read_passes = '\\x\(read)'::bytea, delivered_passes = '\\x\(delivered)'::bytea WHERE user_id = '\(userID)'")
+        }
+        sql += ["DROP TABLE pointer_passes", "DELETE FROM checkmark_migrations WHERE id = 'v10-pointer-passes-as-rows'"]
+        try runPSQL(sql)
+
+        let migrated = try location.open()
+        defer { migrated.close() }
+        #expect(fingerprint(ReceiptsEngine(restoring: try migrated.load().snapshot)) == expected)
     }
 
     /// Two nodes (two stores, two engines) append concurrently to one journal, each applying what the
@@ -202,6 +237,16 @@ private final class Node: @unchecked Sendable {
     func catchUp() throws {
         for entry in try store.commands(after: seq, limit: 100_000) { _ = try apply(entry) }
     }
+}
+
+/// Runs `statements` in one psql session on the test database.
+private func runPSQL(_ statements: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["psql", "-q", "-v", "ON_ERROR_STOP=1", StoreKind.postgresURL!, "-c", statements.joined(separator: "; ")]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
 }
 
 /// Records a migration no released binary has, as a newer Checkmark would.

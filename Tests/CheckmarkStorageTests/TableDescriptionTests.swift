@@ -45,7 +45,7 @@ struct TableDescriptionTests {
         defer { location.remove() }
         let store = try #require(try location.open() as? PostgresStore)
         defer { store.close() }
-        for table in StateTables.all {
+        for table in StateTables.all + StateTables.postgresOnly {
             let described = try store.describeColumns(of: table.name)
             #expect(described.map(\.name) == table.columns.map(\.name), "\(table.name)")
             for (found, column) in zip(described, table.columns) {

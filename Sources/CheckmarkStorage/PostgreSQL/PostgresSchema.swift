@@ -115,5 +115,25 @@ enum PostgresSchema {
         // A message found by its id alone (a thread's replies asked for without the channel) among
         // channels not in memory: one index look-up instead of one per channel.
         ("v9-messages-by-id", "CREATE INDEX messages_by_id ON messages (id);"),
+        // A member's passes move out of its row (16-byte little-endian records, StoredPasses) into
+        // rows of their own, so that a confirmation appends one row instead of rewriting them all.
+        ("v10-pointer-passes-as-rows", """
+            CREATE TABLE pointer_passes (
+                cid TEXT NOT NULL, user_id TEXT NOT NULL, kind BIGINT NOT NULL, ordinal BIGINT NOT NULL,
+                position BIGINT NOT NULL, at BIGINT NOT NULL,
+                PRIMARY KEY (cid, user_id, kind, ordinal));
+            INSERT INTO pointer_passes (cid, user_id, kind, ordinal, position, at)
+                SELECT m.cid, m.user_id, 0, g.i, (get_byte(m.read_passes, g.i * 16 + 0)::bigint | (get_byte(m.read_passes, g.i * 16 + 1)::bigint << 8) | (get_byte(m.read_passes, g.i * 16 + 2)::bigint << 16) | (get_byte(m.read_passes, g.i * 16 + 3)::bigint << 24) | (get_byte(m.read_passes, g.i * 16 + 4)::bigint << 32) | (get_byte(m.read_passes, g.i * 16 + 5)::bigint << 40) | (get_byte(m.read_passes, g.i * 16 + 6)::bigint << 48) | (get_byte(m.read_passes, g.i * 16 + 7)::bigint << 56)),
+                       (get_byte(m.read_passes, g.i * 16 + 8 + 0)::bigint | (get_byte(m.read_passes, g.i * 16 + 8 + 1)::bigint << 8) | (get_byte(m.read_passes, g.i * 16 + 8 + 2)::bigint << 16) | (get_byte(m.read_passes, g.i * 16 + 8 + 3)::bigint << 24) | (get_byte(m.read_passes, g.i * 16 + 8 + 4)::bigint << 32) | (get_byte(m.read_passes, g.i * 16 + 8 + 5)::bigint << 40) | (get_byte(m.read_passes, g.i * 16 + 8 + 6)::bigint << 48) | (get_byte(m.read_passes, g.i * 16 + 8 + 7)::bigint << 56))
+                FROM members m CROSS JOIN LATERAL generate_series(0, length(m.read_passes) / 16 - 1) AS g(i)
+                WHERE length(m.read_passes) >= 16;
+            INSERT INTO pointer_passes (cid, user_id, kind, ordinal, position, at)
+                SELECT m.cid, m.user_id, 1, g.i, (get_byte(m.delivered_passes, g.i * 16 + 0)::bigint | (get_byte(m.delivered_passes, g.i * 16 + 1)::bigint << 8) | (get_byte(m.delivered_passes, g.i * 16 + 2)::bigint << 16) | (get_byte(m.delivered_passes, g.i * 16 + 3)::bigint << 24) | (get_byte(m.delivered_passes, g.i * 16 + 4)::bigint << 32) | (get_byte(m.delivered_passes, g.i * 16 + 5)::bigint << 40) | (get_byte(m.delivered_passes, g.i * 16 + 6)::bigint << 48) | (get_byte(m.delivered_passes, g.i * 16 + 7)::bigint << 56)),
+                       (get_byte(m.delivered_passes, g.i * 16 + 8 + 0)::bigint | (get_byte(m.delivered_passes, g.i * 16 + 8 + 1)::bigint << 8) | (get_byte(m.delivered_passes, g.i * 16 + 8 + 2)::bigint << 16) | (get_byte(m.delivered_passes, g.i * 16 + 8 + 3)::bigint << 24) | (get_byte(m.delivered_passes, g.i * 16 + 8 + 4)::bigint << 32) | (get_byte(m.delivered_passes, g.i * 16 + 8 + 5)::bigint << 40) | (get_byte(m.delivered_passes, g.i * 16 + 8 + 6)::bigint << 48) | (get_byte(m.delivered_passes, g.i * 16 + 8 + 7)::bigint << 56))
+                FROM members m CROSS JOIN LATERAL generate_series(0, length(m.delivered_passes) / 16 - 1) AS g(i)
+                WHERE length(m.delivered_passes) >= 16;
+            UPDATE members SET read_passes = ''::bytea, delivered_passes = ''::bytea
+                WHERE length(read_passes) > 0 OR length(delivered_passes) > 0;
+            """),
     ]
 }

@@ -27,6 +27,9 @@ package final class PostgresStore: SharedReceiptsStore {
     /// the writer's so that a replay's reads run beside commits, never inside their transactions.
     /// Opened at its first use, and again after it was lost.
     private let reader = Mutex<PostgresConnection?>(nil)
+    /// Which passes this node knows to be rows already: a lower bound (other nodes append too),
+    /// taken from each load, advanced by this node's commits once they are durable.
+    private let passLedger = Mutex(PassLedger(stored: []))
     /// Set when a statement timed out and the connection was closed: nothing more is sent on it.
     private let connectionLost = NIOLockedValueBox(false)
     private let notifyChannel: String
@@ -275,7 +278,11 @@ package final class PostgresStore: SharedReceiptsStore {
             // One snapshot: other nodes may be committing meanwhile.
             try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? run("COMMIT") }
-            return try loadRows(messageWindow: messageWindow)
+            var state = try loadRows(messageWindow: messageWindow)
+            try Self.addPasses(PostgresTableBinder(StateTables.postgresPointerPasses).decode(
+                run(StateTables.postgresPointerPasses.select("ORDER BY cid, user_id, kind, ordinal"))), to: &state.snapshot.channels)
+            passLedger.withLock { $0 = PassLedger(loaded: state.snapshot.channels) }
+            return state
         } catch let error as StorageError {
             throw error
         } catch {
@@ -325,6 +332,8 @@ package final class PostgresStore: SharedReceiptsStore {
         do {
             try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? run("COMMIT") }
+            // Nothing of any channel's passes is in memory: each channel's are learnt as it loads.
+            passLedger.withLock { $0 = PassLedger(stored: []) }
             return try loadDormantRows()
         } catch let error as StorageError {
             throw error
@@ -364,8 +373,20 @@ package final class PostgresStore: SharedReceiptsStore {
         return rows.assembleDormant()
     }
 
-    /// Nothing to forget: a commit writes what its batch says, keeping nothing of a channel between.
-    package func unloaded(_ cids: [ChannelCID]) {}
+    package func unloaded(_ cids: [ChannelCID]) {
+        passLedger.withLock { $0.forget(cids) }
+    }
+
+    /// Puts loaded passes (each member's in order of kind and ordinal) into their members.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a pass of no channel or no member, or out of order.
+    private static func addPasses(_ passes: [StateTables.OrdinalPassRow], to channels: inout [CheckmarkCore.Channel]) throws(StorageError) {
+        guard !passes.isEmpty else { return }
+        let index = Dictionary(uniqueKeysWithValues: channels.enumerated().map { ($0.element.cid, $0.offset) })
+        for row in passes {
+            guard let at = index[row.cid] else { throw .corrupt(path: "", reason: "pointer pass of \(row.userID) in unknown channel \(row.cid)") }
+            try channels[at].appendStored(row.pass, kind: row.kind, of: row.userID)
+        }
+    }
 
     package func loadChannel(_ cid: ChannelCID, messageWindow: Int) throws(StorageError) -> CheckmarkCore.Channel? {
         try checkOpen()
@@ -390,7 +411,11 @@ package final class PostgresStore: SharedReceiptsStore {
             rows.members = try load(StateTables.members, "WHERE cid = $1 ORDER BY position")
             rows.threadReads = try load(StateTables.threadReads, "WHERE cid = $1")
             rows.threads = try load(StateTables.threads, "WHERE cid = $1")
-            return try rows.assemble().snapshot.channels.first
+            var channels = try rows.assemble().snapshot.channels
+            try Self.addPasses(load(StateTables.postgresPointerPasses, "WHERE cid = $1 ORDER BY user_id, kind, ordinal"), to: &channels)
+            guard let channel = channels.first else { return nil }
+            passLedger.withLock { $0.learn(channel) }
+            return channel
         } catch let error as StorageError {
             throw error
         } catch {
@@ -445,9 +470,12 @@ package final class PostgresStore: SharedReceiptsStore {
         _ = try wait(connection.query(combined.query(final: final), logger: logger))
     }
 
-    /// Writes the batch in as few statements as it can (one for a commit without channel rewrites),
-    /// the last one also notifying the other nodes. Every table's rows go in as array parameters.
+    /// Writes the batch in as few statements as it can (one for a commit without channel rewrites or
+    /// members whose passes are rewritten). Every table's rows go in as array parameters. The pass
+    /// ledger moves on as the batch is written: a commit that fails fails the store, and the node
+    /// reloads (``load(messageWindow:)`` makes the ledger again).
     private func write(_ batch: CommitBatch) throws {
+        let passes = try passLedger.withLock { ledger in try writePasses(of: batch, ledger: &ledger) }
         var combined = PostgresCombinedWrite()
         let entries = batch.entries
         PostgresTableBinder(StateTables.journal).insert(entries, upsert: false, into: &combined)
@@ -470,18 +498,63 @@ package final class PostgresStore: SharedReceiptsStore {
                     (cid: channel.cid, position: $0.offset, member: channel.members[$0.element]!, countableSeen: countable)
                 }
             }
-            PostgresTableBinder(StateTables.members).insert(rows, upsert: false, into: &combined)
+            PostgresTableBinder(StateTables.membersWithoutPasses).insert(rows, upsert: false, into: &combined)
         }
+        // Upserted: rows another node wrote already stay as they are (the same pass at the same place).
+        PostgresTableBinder(StateTables.postgresPointerPasses).insert(passes, upsert: true, into: &combined)
         let threadReads = batch.threadReads + batch.channels.flatMap(ThreadReadRow.all(of:))
         PostgresTableBinder(StateTables.threadReads).insert(threadReads, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.threads).insert(batch.threads, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.members).update(
             batch.members.map { (cid: $0.cid, position: 0, member: $0.member, countableSeen: $0.countableSeen) },
-            columns: StateTables.memberReadStateUpdate, into: &combined)
+            columns: StateTables.memberReadStateUpdateWithoutPasses, into: &combined)
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
         PostgresTableBinder(StateTables.counters).insert(batch.counterRows, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
         try flush(&combined)
+    }
+
+    /// The pass rows `batch` adds: every pass of a rewritten channel's members (the channel's rows
+    /// deleted first), and each changed member's passes from what the ledger knows to be stored on
+    /// (all of them, its rows deleted first, when the stored ones are not the start of its passes).
+    private func writePasses(of batch: CommitBatch, ledger: inout PassLedger) throws -> [StateTables.OrdinalPassRow] {
+        var rows: [StateTables.OrdinalPassRow] = []
+        func add(_ userID: String, in cid: ChannelCID, read: Slice<PointerPasses>, delivered: Slice<PointerPasses>) {
+            for (ordinal, pass) in zip(read.indices, read) { rows.append((cid, userID, .read, ordinal, pass)) }
+            for (ordinal, pass) in zip(delivered.indices, delivered) { rows.append((cid, userID, .delivered, ordinal, pass)) }
+        }
+        var rewritten: (cids: [String], userIDs: [String]) = ([], [])
+        let channels = batch.channels
+        let rewrittenChannels = Set(channels.map(\.cid))
+        // A rewritten channel's members are written whole below: once each, as one statement must.
+        for (cid, member, _) in batch.members where !rewrittenChannels.contains(cid) {
+            switch ledger.write(of: member, in: cid) {
+            case .append(let read, let delivered):
+                add(member.userID, in: cid, read: read, delivered: delivered)
+            case .rewrite:
+                rewritten.cids.append(cid.description)
+                rewritten.userIDs.append(member.userID)
+                add(member.userID, in: cid, read: member.read.readPasses[...], delivered: member.read.deliveredPasses[...])
+            }
+        }
+        if !channels.isEmpty {
+            var cids = PostgresBindings()
+            cids.append(channels.map(\.cid.description))
+            try run("DELETE FROM pointer_passes WHERE cid = ANY($1)", cids)
+            for channel in channels {
+                ledger.learn(channel)
+                for (userID, member) in channel.members {
+                    add(userID, in: channel.cid, read: member.read.readPasses[...], delivered: member.read.deliveredPasses[...])
+                }
+            }
+        }
+        if !rewritten.cids.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(rewritten.cids)
+            binds.append(rewritten.userIDs)
+            try run("DELETE FROM pointer_passes WHERE (cid, user_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))", binds)
+        }
+        return rows
     }
 
     /// Tells the other nodes that the journal reaches `seq`, after the commit and outside its

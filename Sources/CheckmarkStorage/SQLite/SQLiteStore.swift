@@ -20,7 +20,7 @@ package final class SQLiteStore: ReceiptsStore {
     private let state = Mutex(StoreState.open)
     /// Which pointer passes are stored already: made by the first load, or from the table by the
     /// first commit before any load or after a failed one. Loads and commits hold it while they run.
-    private let passLedger = Mutex<SQLitePassLedger?>(nil)
+    private let passLedger = Mutex<PassLedger?>(nil)
 
     private enum StoreState { case open, failed, closed }
 
@@ -198,7 +198,7 @@ package final class SQLiteStore: ReceiptsStore {
         do {
             return try passLedger.withLock { ledger in
                 let state = try readWithLoadCache { db in try Self.load(db, messageWindow: messageWindow) }
-                if ledger == nil { ledger = SQLitePassLedger(loaded: state.snapshot.channels) }
+                if ledger == nil { ledger = PassLedger(loaded: state.snapshot.channels) }
                 return state
             }
         } catch {
@@ -231,7 +231,7 @@ package final class SQLiteStore: ReceiptsStore {
             return try passLedger.withLock { ledger in
                 let state = try readWithLoadCache { db in try Self.loadDormant(db) }
                 // Nothing of any channel's passes is in memory: each channel's are learnt as it loads.
-                ledger = SQLitePassLedger(stored: [])
+                ledger = PassLedger(stored: [])
                 return state
             }
         } catch {
@@ -379,28 +379,7 @@ package final class SQLiteStore: ReceiptsStore {
                 last = (cid, found)
             }
             let pass = PointerPass(position: Int(row.integer(position)), at: Timestamp(rawValue: row.integer(at)))
-            try Self.append(pass, kind: kind, of: userID, to: &snapshot.channels[index])
-        }
-    }
-
-    /// Appends a pass of `userID` to `channel` in place (not through a copy of the channel).
-    private static func append(_ pass: PointerPass, kind: PointerPassKind, of userID: String, to channel: inout Channel) throws {
-        guard let member = channel.members.index(forKey: userID) else {
-            throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID), not a member of \(channel.cid)")
-        }
-        try append(pass, kind: kind, to: &channel.members.values[member].read, of: userID, in: channel.cid)
-    }
-
-    private static func append(_ pass: PointerPass, kind: PointerPassKind, to read: inout ReadState, of userID: String, in cid: ChannelCID) throws {
-        func append(_ pass: PointerPass, to passes: inout PointerPasses) throws {
-            if let last = passes.last, last.position >= pass.position {
-                throw StorageError.corrupt(path: "", reason: "pointer pass of \(userID) in \(cid) at \(pass.position), after one at \(last.position)")
-            }
-            passes.append(pass)
-        }
-        switch kind {
-        case .read: try append(pass, to: &read.readPasses)
-        case .delivered: try append(pass, to: &read.deliveredPasses)
+            try snapshot.channels[index].appendStored(pass, kind: kind, of: userID)
         }
     }
 
@@ -429,31 +408,31 @@ package final class SQLiteStore: ReceiptsStore {
     }
 
     /// The ledger of the passes `pointer_passes` holds (positions only grow, so the last is the largest).
-    private static func storedPasses(_ db: Database) throws -> SQLitePassLedger {
-        var rows: [(cid: ChannelCID, userID: String, kind: PointerPassKind, stored: SQLitePassLedger.Stored)] = []
+    private static func storedPasses(_ db: Database) throws -> PassLedger {
+        var rows: [(cid: ChannelCID, userID: String, kind: PointerPassKind, stored: PassLedger.Stored)] = []
         let cursor = try GRDB.Row.fetchCursor(db, sql: "SELECT cid, user_id, kind, COUNT(*), MAX(position) FROM pointer_passes GROUP BY cid, user_id, kind")
         while let row = try cursor.next() {
             let text: String = row[0], code: Int64 = row[2]
             guard let cid = ChannelCID(text), let kind = PointerPassKind(rawValue: code) else {
                 throw StorageError.corrupt(path: "", reason: "pointer passes of cid \(text), kind \(code)")
             }
-            rows.append((cid, row[1], kind, SQLitePassLedger.Stored(count: row[3], lastPosition: row[4])))
+            rows.append((cid, row[1], kind, PassLedger.Stored(count: row[3], lastPosition: row[4])))
         }
-        return SQLitePassLedger(stored: rows)
+        return PassLedger(stored: rows)
     }
 
     /// Writes the batch's rows: journal entries and events, the changed state rows (a rewritten
     /// channel's members and thread reads deleted and written again, a changed member's read state
     /// updated; new pointer passes appended, and the passes of members who left deleted), counters and
     /// sequences.
-    private static func write(_ batch: CommitBatch, passes ledger: inout SQLitePassLedger, to db: Database) throws {
+    private static func write(_ batch: CommitBatch, passes ledger: inout PassLedger, to db: Database) throws {
         let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
         try journal.write(batch.entries, .insert, in: db)
         try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, .insert, in: db)
         let users = SQLiteTableBinder(StateTables.users), types = SQLiteTableBinder(StateTables.channelTypes)
         try users.write(batch.users, .upsert, in: db)
         try types.write(batch.channelTypes, .upsert, in: db)
-        let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.sqliteMembers)
+        let channels = SQLiteTableBinder(StateTables.channels), members = SQLiteTableBinder(StateTables.membersWithoutPasses)
         let threadReads = SQLiteTableBinder(StateTables.threadReads)
         // Rows of members whose stored passes are not the start of theirs are deleted as found; every
         // new pass is inserted once, at the end.
@@ -474,7 +453,7 @@ package final class SQLiteStore: ReceiptsStore {
         try threadReads.write(batch.threadReads, .upsert, in: db)
         try SQLiteTableBinder(StateTables.threads).write(batch.threads, .upsert, in: db)
         try members.update(batch.members.lazy.map { (cid: $0.cid, position: 0, member: $0.member, countableSeen: $0.countableSeen) },
-                           columns: StateTables.sqliteMemberReadStateUpdate, in: db)
+                           columns: StateTables.memberReadStateUpdateWithoutPasses, in: db)
         for (cid, member, _) in batch.members { newPasses += try Self.unstoredPasses(of: member, in: cid, ledger: &ledger, db) }
         try SQLiteTableBinder(StateTables.pointerPasses).write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
@@ -486,7 +465,7 @@ package final class SQLiteStore: ReceiptsStore {
 
     /// The passes of `member` to append; when its stored rows are not the start of its passes, they are
     /// deleted first and all of its passes are returned.
-    private static func unstoredPasses(of member: Member, in cid: ChannelCID, ledger: inout SQLitePassLedger,
+    private static func unstoredPasses(of member: Member, in cid: ChannelCID, ledger: inout PassLedger,
                                        _ db: Database) throws -> [StateTables.PassRow] {
         switch ledger.write(of: member, in: cid) {
         case .append(let read, let delivered):

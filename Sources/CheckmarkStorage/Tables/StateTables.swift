@@ -17,6 +17,8 @@ enum StateTables {
     /// A thread's counts: its replies, and those that count as unread for others (not silent).
     typealias ThreadRow = (cid: ChannelCID, parentID: String, replyCount: Int, countableReplies: Int)
     typealias PassRow = (cid: ChannelCID, userID: String, kind: PointerPassKind, pass: PointerPass)
+    /// A pass with its place among the member's passes of its kind (0 first): PostgreSQL's key.
+    typealias OrdinalPassRow = (cid: ChannelCID, userID: String, kind: PointerPassKind, ordinal: Int, pass: PointerPass)
 
     static let users = TableDescription<User>(
         name: "users",
@@ -120,7 +122,7 @@ enum StateTables {
 
     /// ``members`` as SQLite writes it from schema v5 on: the pointer passes are rows of
     /// ``pointerPasses``, appended as they are made, so the two pass columns are written empty.
-    static let sqliteMembers = TableDescription<MemberRow>(
+    static let membersWithoutPasses = TableDescription<MemberRow>(
         name: members.name,
         columns: members.columns.map { column in
             isPassColumn(column.name) ? TableColumn(column.name, .blob) { _ in .blob(Data()) } : column
@@ -130,7 +132,7 @@ enum StateTables {
 
     /// ``memberReadStateUpdate`` without the pass columns: SQLite's update of a member's read state
     /// (its new passes are appended to ``pointerPasses`` instead).
-    static var sqliteMemberReadStateUpdate: [TableColumn<MemberRow>] {
+    static var memberReadStateUpdateWithoutPasses: [TableColumn<MemberRow>] {
         memberReadStateUpdate.filter { !isPassColumn($0.name) }
     }
 
@@ -155,6 +157,28 @@ enum StateTables {
             guard let kind = PointerPassKind(rawValue: code) else { throw .corrupt(path: "", reason: "pointer pass of kind \(code)") }
             let pass = PointerPass(position: Int(try row["position"].integer), at: Timestamp(rawValue: try row["at"].integer))
             return (try cid(row["cid"].text), try row["user_id"].text, kind, pass)
+        })
+
+    /// PostgreSQL's pointer passes (its migration v10): one row per pass, keyed by the member, the
+    /// kind and the pass's ordinal, so that nodes writing the same pass (every node's engine holds
+    /// the same passes at the same places) write one row, and a confirmation appends its pass instead
+    /// of rewriting the member's whole history.
+    static let postgresPointerPasses = TableDescription<OrdinalPassRow>(
+        name: "pointer_passes",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("user_id", .text) { .text($0.userID) },
+            .init("kind", .integer) { .integer($0.kind.rawValue) },
+            .init("ordinal", .integer) { .integer(Int64($0.ordinal)) },
+            .init("position", .integer) { .integer(Int64($0.pass.position)) },
+            .init("at", .integer) { .integer($0.pass.at.rawValue) },
+        ],
+        primaryKey: ["cid", "user_id", "kind", "ordinal"],
+        decode: { (row) throws(StorageError) in
+            let code = try row["kind"].integer
+            guard let kind = PointerPassKind(rawValue: code) else { throw .corrupt(path: "", reason: "pointer pass of kind \(code)") }
+            let pass = PointerPass(position: Int(try row["position"].integer), at: Timestamp(rawValue: try row["at"].integer))
+            return (try cid(row["cid"].text), try row["user_id"].text, kind, Int(try row["ordinal"].integer), pass)
         })
 
     /// Messages; from schema v7 each with `countable_before`, the count of messages before it that
@@ -302,9 +326,14 @@ enum StateTables {
         shape(counters), shape(channelSequences), shape(journal), shape(journalEvents),
     ]
 
-    /// The tables only SQLite has (PostgreSQL keeps a member's passes in its row).
+    /// The tables only SQLite has in this shape (its passes in the order written, by row id).
     static let sqliteOnly: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
         shape(pointerPasses),
+    ]
+
+    /// The tables only PostgreSQL has in this shape (its passes keyed by their ordinals).
+    static let postgresOnly: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
+        shape(postgresPointerPasses),
     ]
 
     private static func shape<Row>(_ table: TableDescription<Row>) -> (name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String]) {

@@ -1,15 +1,18 @@
 import CheckmarkCore
 
-/// Which of each member's pointer passes are rows of SQLite's `pointer_passes` already, so that a
-/// commit appends only the passes made since (a confirmation then writes the same few bytes however
-/// long the member's history is).
+/// Which of each member's pointer passes are rows of `pointer_passes` already, so that a commit
+/// appends only the passes made since (a confirmation then writes the same few bytes however long
+/// the member's history is).
 ///
-/// Contract: it mirrors what the committed rows hold. ``SQLiteStore`` makes it from the loaded state
-/// or the table and updates it inside each write transaction, and drops it when a transaction fails
-/// (the next commit makes it from the table again). It relies on how the engine keeps passes: a
+/// Contract: on one node (``SQLiteStore``) it mirrors what the committed rows hold: made from the
+/// loaded state or the table, updated inside each write transaction, and dropped when a transaction
+/// fails (the next commit makes it from the table again). On a cluster node (``PostgresStore``) it is
+/// a lower bound: other nodes append passes too, so a commit writes the passes from what this node
+/// knows to be stored on, and rows already there are left as they are (every node's engine holds the
+/// same passes at the same ordinals). It relies on how the engine keeps passes: a
 /// member's passes only grow, and a member removed and added again starts with none, its first pass
 /// beyond every position of its former membership.
-struct SQLitePassLedger: Sendable {
+struct PassLedger: Sendable {
     /// The passes of one member to write.
     enum Write: Equatable {
         /// Append these passes after the rows already stored.
