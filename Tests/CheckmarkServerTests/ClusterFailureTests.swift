@@ -62,9 +62,11 @@ extension EndToEnd {
             }())
             let node = try await TestServer.start { $0.postgresURL = url }
             let other = try await TestServer.start { $0.postgresURL = direct }
-            try await node.setUp(users: ["alice", "bob"])
+            try await node.setUp(users: ["alice", "bob", "carol"])
             let alice = try await node.connect("alice")
             _ = try await alice.watch(TestServer.general)
+            let carol = try await other.connect("carol")
+            _ = try await carol.watch(TestServer.general)
 
             relay.cut()
             let closed = await alice.nextEvent(ofType: [], timeout: .seconds(10))
@@ -84,12 +86,14 @@ extension EndToEnd {
             #expect(try await Self.eventually(within: 10) { try node.http("GET", "/readyz").status == 200 }, "ready again")
             let metrics = try node.http("GET", "/metrics").body
             #expect(metrics.contains("checkmark_storage_reloads_total 1"))
+            // Alice's connection went with the reload: the other node no longer counts her.
+            let bob = try await other.connect("bob")
+            let seen = try await bob.watch(TestServer.general)
+            #expect(seen["watcher_count"]?.intValue == 2, "bob and carol, not alice's closed connection")
             let again = try await node.connect("alice")
             let state = try await again.watch(TestServer.general)
             let ids = state["messages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
             #expect(ids.contains("meanwhile"), "the reloaded state has the other node's message")
-            let bob = try await other.connect("bob")
-            _ = try await bob.watch(TestServer.general)
             _ = try await again.sendMessage(TestServer.general, text: "back", id: "back")
             let atBob = await bob.nextEvent(ofType: ["message.new"])
             #expect(atBob?.json?["message"]?["id"]?.stringValue == "back")

@@ -38,7 +38,7 @@ extension EndToEnd {
         /// connect, and never reads. The server holds at most 40 x `max_outbound_buffer` more than
         /// before the attack, plus a fixed 64 MiB (allocator slack, the journal reader's cache, the
         /// other user's traffic); every one of them is closed with 4009; another user's `mark_read`
-        /// replies keep their p99 under 50 ms meanwhile.
+        /// replies are not held up meanwhile (p99 under 250 ms, none over a second; about 10-50 ms here).
         @Test func fortyNeverReadingConnectionsResumingTwentyChannelsStayWithinTheOutboundLimit() async throws {
             let directory = NSTemporaryDirectory() + "checkmark-resume-attack-" + UUID().uuidString
             defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -124,7 +124,9 @@ extension EndToEnd {
                   + "(\(String(format: "%.1f", Self.p99(quiet))) ms before the attack); slowest \(latencies.sorted().suffix(5).map { Int($0) })")
             #expect(disconnects == 40, "every connection that never read was closed as a slow consumer (4009)")
             #expect(grown <= bound, "the server grew \(grown >> 20) MiB, more than 40 x max_outbound_buffer + 64 MiB")
-            #expect(Self.p99(latencies) < 50, "another user's mark_read p99 \(Self.p99(latencies)) ms during the attack")
+            // Guards against replays holding the other user's commands up, not latency targets (those
+            // are the benchmarks'): the suite runs beside this test on two cores.
+            #expect(Self.p99(latencies) < 250, "another user's mark_read p99 \(Self.p99(latencies)) ms during the attack")
             // Before the fix one of them waited 9.7 s behind the replays (the p99 of 120 missed it).
             #expect((latencies.max() ?? 0) < 1_000, "another user's slowest mark_read took \(latencies.max() ?? 0) ms")
             withExtendedLifetime(attackers) {}
@@ -204,7 +206,10 @@ extension EndToEnd {
             let marker = try #require(markerIndex)
             #expect(texts[(marker + 1)...].filter { $0.contains(#""type":"message.new""#) }.count == 20, "the live events came after the marker")
             #expect(replayRunning, "the live events were sent while the replay went on")
-            #expect(Self.p99(duringReplay) < 50, "carol's live events waited \(Self.p99(duringReplay)) ms (p99) during the replay")
+            // A guard against a replay that holds the engine loop (live events then wait for seconds),
+            // not a latency target: those are the benchmarks' (BENCHMARKS.md, "Resume and replay").
+            // With the whole suite running beside it on two cores, p99 is 10-60 ms.
+            #expect(Self.p99(duringReplay) < 250, "carol's live events waited \(Self.p99(duringReplay)) ms (p99) during the replay")
         }
     }
 }

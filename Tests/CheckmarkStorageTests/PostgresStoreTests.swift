@@ -107,18 +107,46 @@ struct PostgresStoreTests {
         node.store.close()
 
         // As an older binary left it: each member's passes in its row, no table of passes.
-        var sql = ["SET search_path TO \(postgres.schema!)"]
-        for (userID, member) in members {
+        let blobUpdates = members.map { userID, member in
             let read = StoredPasses.encode(member.read.readPasses).map { String(format: "%02x", $0) }.joined()
             let delivered = StoredPasses.encode(member.read.deliveredPasses).map { String(format: "%02x", $0) }.joined()
-            sql.append("UPDATE members SET read_passes = '\\x\(read)'::bytea, delivered_passes = '\\x\(delivered)'::bytea WHERE user_id = '\(userID)'")
+            return "UPDATE members SET read_passes = '\\x\(read)'::bytea, delivered_passes = '\\x\(delivered)'::bytea WHERE user_id = '\(userID)'"
         }
-        sql += ["DROP TABLE pointer_passes", "DELETE FROM checkmark_migrations WHERE id = 'v10-pointer-passes-as-rows'"]
-        try runPSQL(sql)
+        try runPSQL(["SET search_path TO \(postgres.schema!)"] + blobUpdates
+            + ["DROP TABLE pointer_passes", "DELETE FROM checkmark_migrations WHERE id = 'v10-pointer-passes-as-rows'"])
 
         let migrated = try location.open()
         defer { migrated.close() }
         #expect(fingerprint(ReceiptsEngine(restoring: try migrated.load().snapshot)) == expected)
+
+        // An older binary still running during the upgrade writes passes into the member rows
+        // again: the rows of `pointer_passes` are the passes, and those columns are not read.
+        try runPSQL(["SET search_path TO \(postgres.schema!)"] + blobUpdates)
+        #expect(fingerprint(ReceiptsEngine(restoring: try migrated.load().snapshot)) == expected)
+    }
+
+    /// Issue 45: a node's ledger of stored passes is a lower bound; another node rewrites a channel's
+    /// members (deleting their pass rows, removing a member and adding it again), and the passes this
+    /// node writes afterwards are stored as its engine holds them.
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func passesOfAMemberAnotherNodeRemovedAndAddedAreStoredAsHeld() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        let nodes = try (0..<2).map { _ in Node(store: try location.open() as! PostgresStore) }
+        defer { nodes.forEach { $0.store.close() } }
+        try nodes[0].append([
+            .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")),
+            .createChannel(cid: Self.general, createdBy: "alice", members: ["alice", "bob"]),
+        ] + (1...3).map { .sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m\($0)", text: "text \($0)")) })
+        try nodes[0].append([.markRead(cid: Self.general, userID: "bob", messageID: "m3")])
+        try nodes[1].append([.removeMembers(cid: Self.general, userIDs: ["bob"])])
+        try nodes[1].append([.addMembers(cid: Self.general, userIDs: ["bob"])])
+        try nodes[0].append([.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m4", text: "text 4"))])
+        try nodes[0].append([.markRead(cid: Self.general, userID: "bob", messageID: "m4")])
+        let bob = try #require(nodes[0].engine.channels[Self.general]?.members["bob"])
+        #expect(!bob.read.readPasses.isEmpty, "the test needs bob to have passes again")
+        let reader = try location.open()
+        defer { reader.close() }
+        #expect(fingerprint(ReceiptsEngine(restoring: try reader.load().snapshot)) == fingerprint(nodes[0].engine))
     }
 
     /// Two nodes (two stores, two engines) append concurrently to one journal, each applying what the

@@ -53,15 +53,16 @@ final class ClusterCommitDriver: Sendable {
             })
     }
 
-    /// Polls for other nodes' commits again and says hello (after ``leave()``, or at ``join(_:)``);
-    /// notifications keep coming throughout.
-    func rejoin(_ service: ReceiptsService) {
+    /// Polls for other nodes' commits again and says hello (after ``leave()``, or at ``join(_:)``),
+    /// first telling the others that nobody here watches `withdrawn` any more (the watchers this node
+    /// had before it reloaded); notifications keep coming throughout.
+    func rejoin(_ service: ReceiptsService, withdrawing withdrawn: [ChannelCID] = []) {
         state.value.poll?.cancel()
         state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: ReceiptsService.clusterPollInterval, delay: ReceiptsService.clusterPollInterval) { _ in
             service.requestCatchUp(seq: 0)
             self.tellPeers([PeerMessage.alive(from: self.nodeID).encoded])
         }
-        tellPeers([PeerMessage.hello(from: nodeID).encoded])
+        tellPeers(withdrawn.map { PeerMessage.presence(from: nodeID, cid: $0, users: []).encoded } + [PeerMessage.hello(from: nodeID).encoded])
     }
 
     /// Stops polling (at a stop, and while the database is lost).

@@ -49,7 +49,12 @@ package final class ReceiptsServer: Sendable {
                 return
             }
             service.prune(policy).whenComplete { result in
-                guard case .success(let removed) = result else { return }  // stopped, or storage failed (reported there)
+                guard case .success(let removed) = result else {
+                    // Storage failed (reported there) or the service stopped: a cluster node goes on
+                    // after its database comes back, and so do its prunes (a stopped one's loop ends).
+                    prune(policy, service: service, in: pruneCheckInterval, logger: logger)
+                    return
+                }
                 if removed.entries + removed.events > 0 {
                     logger.debug("journal pruned", metadata: ["entries": "\(removed.entries)", "events": "\(removed.events)"])
                 }

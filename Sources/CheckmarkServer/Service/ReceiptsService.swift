@@ -854,13 +854,20 @@ package final class ReceiptsService: Sendable {
             guard !self.stopping.withLockedValue({ $0 }) else { return }
             switch result {
             case .success(let stored):
+                let watched = self.state.value.engine.channels.values.filter { !$0.watchingUsers.isEmpty }.map(\.cid)
                 self.state.value = State(stored, settings: self.settings, tracer: self.state.value.tracer)
                 self.accepting.withLockedValue { $0 = true }
-                cluster.rejoin(self)
+                // Its clients were closed: the other nodes stop counting them in `watcher_count`.
+                cluster.rejoin(self, withdrawing: watched)
                 self.metrics.storageReloads.increment()
                 self.logger.notice("the database answers again; state reloaded, taking commands", metadata: [
                     "attempts": "\(attempt)", "last_seq": "\(stored.lastSeq)",
                 ])
+            case .failure(StorageError.corrupt(let path, let reason)):
+                // Not a database that is away: one whose rows this binary cannot take. Waiting will
+                // not mend it; the node stops, and says why.
+                self.logger.critical("the database cannot be reloaded", metadata: ["error": "\(StorageError.corrupt(path: path, reason: reason))"])
+                self.onFatalError(.corrupt(path: path, reason: reason))
             case .failure(let error):
                 if attempt == 1 {
                     self.logger.warning("the database is still unavailable; trying again", metadata: [

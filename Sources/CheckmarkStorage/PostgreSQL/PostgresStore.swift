@@ -178,10 +178,12 @@ package final class PostgresStore: SharedReceiptsStore {
     package func reopen() throws(StorageError) {
         guard state.withLock({ $0 != .closed }) else { throw .closed }
         let fresh: PostgresConnection
+        let connecting = PostgresConnection.connect(on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger)
         do {
-            fresh = try Self.wait(PostgresConnection.connect(
-                on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger), closingOnTimeout: nil)
+            fresh = try Self.wait(connecting, closingOnTimeout: nil)
         } catch {
+            // Given up on (a silent database): closed if it connects after all.
+            connecting.whenSuccess { $0.close().whenComplete { _ in } }
             throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
         }
         let failed = writerConnection.withLock { current in
@@ -380,10 +382,23 @@ package final class PostgresStore: SharedReceiptsStore {
     /// Puts loaded passes (each member's in order of kind and ordinal) into their members.
     /// - Throws: ``StorageError/corrupt(path:reason:)`` for a pass of no channel or no member, or out of order.
     private static func addPasses(_ passes: [StateTables.OrdinalPassRow], to channels: inout [CheckmarkCore.Channel]) throws(StorageError) {
+        // The rows are the passes: what a member row's old pass columns hold (an older binary still
+        // running during an upgrade writes them) is not read.
+        for index in channels.indices {
+            for member in channels[index].members.indices {
+                channels[index].members.values[member].read.readPasses = []
+                channels[index].members.values[member].read.deliveredPasses = []
+            }
+        }
         guard !passes.isEmpty else { return }
         let index = Dictionary(uniqueKeysWithValues: channels.enumerated().map { ($0.element.cid, $0.offset) })
         for row in passes {
             guard let at = index[row.cid] else { throw .corrupt(path: "", reason: "pointer pass of \(row.userID) in unknown channel \(row.cid)") }
+            let read = channels[at].members[row.userID]?.read
+            let held = row.kind == .read ? read?.readPasses.count : read?.deliveredPasses.count
+            guard held == nil || held == row.ordinal else {
+                throw .corrupt(path: "", reason: "pointer pass \(row.ordinal) of \(row.userID) in \(row.cid) follows \(held ?? 0) passes")
+            }
             try channels[at].appendStored(row.pass, kind: row.kind, of: row.userID)
         }
     }
@@ -431,8 +446,26 @@ package final class PostgresStore: SharedReceiptsStore {
 
     package func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
         try append(exclusive: true) { () throws -> CommitBatch in
-            try build(try self.fetchCommands(after: appliedSeq, limit: nil))
+            try build(self.othersCommitted(try self.fetchCommands(after: appliedSeq, limit: nil)))
         }
+    }
+
+    /// `entries`, which other nodes committed and this node is about to apply: the channels whose
+    /// members they rewrote had their pass rows deleted and written again by those nodes, so what
+    /// the ledger knows of them is forgotten (their members' next writes start from their first pass).
+    private func othersCommitted(_ entries: [JournalEntry]) -> [JournalEntry] {
+        var rewritten: [ChannelCID] = []
+        for entry in entries {
+            switch entry.command {
+            case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
+                rewritten.append(cid)
+            case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect, .watch, .stopWatching,
+                 .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+                break
+            }
+        }
+        if !rewritten.isEmpty { passLedger.withLock { $0.forget(rewritten) } }
+        return entries
     }
 
     /// One transaction: (with `exclusive`) the append lock, then the batch `build` gives, commit; then
@@ -578,7 +611,7 @@ package final class PostgresStore: SharedReceiptsStore {
     package func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
-            return try fetchCommands(after: seq, limit: limit)
+            return othersCommitted(try fetchCommands(after: seq, limit: limit))
         } catch let error as StorageError {
             throw error
         } catch {
