@@ -14,9 +14,6 @@ on the surviving nodes must never have been disconnected. Exits 1 otherwise. Sto
 """
 import argparse
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
 import os
 import subprocess
@@ -28,16 +25,11 @@ import urllib.request
 
 import websockets
 
+from stream_token import token
+
 CID = None  # messaging:<--channel>
 
 
-def token(secret, claims):
-    def b64(data):
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64(json.dumps(claims).encode())
-    signature = hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64(signature)}"
 
 
 class Cluster:

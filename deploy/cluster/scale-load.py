@@ -9,9 +9,6 @@ second in all and per node, and the errors. Stops by itself.
     deploy/cluster/scale-load.py run --nodes URL,URL,... [--seconds 30 --clients-per-node 8]
 """
 import argparse
-import base64
-import hashlib
-import hmac
 import http.client
 import json
 import random
@@ -22,14 +19,9 @@ import urllib.parse
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
+from stream_token import token
 
-def token(secret, claims):
-    def b64(data):
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64(json.dumps(claims).encode())
-    signature = hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64(signature)}"
+
 
 
 def layout(args):

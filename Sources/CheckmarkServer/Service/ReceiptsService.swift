@@ -165,13 +165,20 @@ package final class ReceiptsService: Sendable {
         // A single node leaves every channel in storage until first needed; a cluster node applies
         // every node's commands as they come and so holds every channel.
         let dormant = !(store is any SharedReceiptsStore)
-        let service = try await Self.restore(
-            store: store, dormant: dormant, engineLoop: engineLoop, writer: writer,
-            maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
-            maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
-            channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
-            logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError,
-            onStorageLost: onStorageLost)
+        let settings = StateSettings(
+            mode: dormant ? .local : .cluster, maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection,
+            maxConnectionsPerUser: maxConnectionsPerUser, maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
+            channelStateCacheBytes: channelStateCacheBytes)
+        let service: ReceiptsService
+        do {  // the loaded rows live no longer than this scope
+            let stored = try await writer.runIfActive { dormant ? try store.loadDormant() : try store.load(messageWindow: messageWindow) }
+            service = try await engineLoop.submit {
+                ReceiptsService(
+                    store: store, engineLoop: engineLoop, writer: writer, stored: stored, settings: settings, metrics: metrics,
+                    logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError,
+                    onStorageLost: onStorageLost)
+            }.get()
+        }
         // The load's rows are gone once the engine holds the state: their memory goes back to the
         // system (glibc keeps freed memory mapped otherwise).
         try await writer.runIfActive { _ = checkmark_return_free_memory() }
@@ -183,30 +190,8 @@ package final class ReceiptsService: Sendable {
         return service
     }
 
-    /// Loads the stored state on `writer` and builds the service on `engineLoop`; the loaded rows
-    /// live no longer than this call.
-    private static func restore(
-        store: any ReceiptsStore, dormant: Bool, engineLoop: any EventLoop, writer: NIOThreadPool,
-        maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
-        channelStateCacheBytes: Int, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
-        recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
-        onFatalError: @escaping @Sendable (StorageError) -> Void, onStorageLost: @escaping @Sendable (StorageError) -> Void
-    ) async throws -> ReceiptsService {
-        let stored = try await writer.runIfActive { dormant ? try store.loadDormant() : try store.load(messageWindow: messageWindow) }
-        return try await engineLoop.submit {
-            ReceiptsService(
-                store: store, engineLoop: engineLoop, writer: writer, stored: stored,
-                maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection, maxConnectionsPerUser: maxConnectionsPerUser,
-                maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
-                channelStateCacheBytes: channelStateCacheBytes, metrics: metrics,
-                logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError,
-                onStorageLost: onStorageLost)
-        }.get()
-    }
-
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,
-                 maxWatchedChannelsPerConnection: Int, maxConnectionsPerUser: Int, maxUserProfileBytes: Int, messageWindow: Int,
-                 channelStateCacheBytes: Int, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
+                 settings: StateSettings, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void, onStorageLost: @escaping @Sendable (StorageError) -> Void) {
         let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -229,10 +214,7 @@ package final class ReceiptsService: Sendable {
             ClusterCommitDriver(shared: $0, nodeID: nodeID, writer: writer, engineLoop: engineLoop, metrics: metrics, logger: logger)
         }
         self.cluster = cluster
-        settings = StateSettings(
-            mode: cluster == nil ? .local : .cluster, maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection,
-            maxConnectionsPerUser: maxConnectionsPerUser, maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
-            channelStateCacheBytes: channelStateCacheBytes)
+        self.settings = settings
         self.state = NIOLoopBoundBox(State(stored, settings: settings, tracer: CommandTracer(recorder: recorder, logger: logger)),
                                      eventLoop: engineLoop)
         self.onStorageLost = onStorageLost
@@ -863,12 +845,14 @@ package final class ReceiptsService: Sendable {
                 self.logger.notice("the database answers again; state reloaded, taking commands", metadata: [
                     "attempts": "\(attempt)", "last_seq": "\(stored.lastSeq)",
                 ])
-            case .failure(StorageError.corrupt(let path, let reason)):
-                // Not a database that is away: one whose rows this binary cannot take. Waiting will
-                // not mend it; the node stops, and says why.
-                self.logger.critical("the database cannot be reloaded", metadata: ["error": "\(StorageError.corrupt(path: path, reason: reason))"])
-                self.onFatalError(.corrupt(path: path, reason: reason))
             case .failure(let error):
+                let failure = (error as? StorageError) ?? .unavailable(reason: "\(error)")
+                if case .corrupt = failure {
+                    // Not a database that is away: one whose rows this binary cannot take. Waiting
+                    // will not mend it; the node stops, and says why.
+                    self.logger.critical("the database cannot be reloaded", metadata: ["error": "\(failure)"])
+                    return self.onFatalError(failure)
+                }
                 if attempt == 1 {
                     self.logger.warning("the database is still unavailable; trying again", metadata: [
                         "every_seconds": "\(Self.storageRetryInterval.nanoseconds / 1_000_000_000)", "error": "\(error)",
