@@ -29,4 +29,7 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// - Throws: ``StorageError/unavailable(reason:)`` while the database cannot be reached,
     ///   ``StorageError/closed`` once the store was closed.
     func reopen() throws(StorageError)
+    /// The cluster's shard lease table, on a database session of its own (the one that marks this
+    /// node live): one per node.
+    func makeShardLeaseStore() -> any ShardLeaseStore
 }

@@ -226,6 +226,29 @@ extension EndToEnd {
             try await nodes[0].run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(text: "back")))
         }
 
+        /// How many shards `node` holds under lease, as its metrics say.
+        static func shardsOwned(_ node: TestServer) throws -> Int {
+            let line = try node.http("GET", "/metrics").body.split(separator: "\n").first { $0.hasPrefix("checkmark_shards_owned ") }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "").map { Int($0) } } ?? -1
+        }
+
+        /// Issue 45: the nodes share the 256 shards evenly (at most `ceil(256 / 3)` = 86 each), and the
+        /// others take a stopped node's shards within a couple of rounds, not after its leases ran out.
+        @Test func theNodesShareTheShardsEvenlyAndTakeAStoppedNodesShare() async throws {
+            let (url, nodes) = try await Self.startCluster()
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            let shared = try await ClusterFailureTests.eventually(within: 15) {
+                let owned = try nodes.map(Self.shardsOwned)
+                return owned.reduce(0, +) == 256 && owned.allSatisfy { (84...86).contains($0) }
+            }
+            #expect(shared, "owned: \((try? nodes.map(Self.shardsOwned)) ?? [])")
+            await nodes[2].stop()
+            let taken = try await ClusterFailureTests.eventually(within: 4) {
+                try nodes[0..<2].map(Self.shardsOwned) == [128, 128]
+            }
+            #expect(taken, "owned: \((try? nodes[0..<2].map(Self.shardsOwned)) ?? [])")
+        }
+
         /// A client that loses its node resumes on another with nothing lost and nothing repeated.
         @Test func resumeOnAnotherNodeAfterLosingOne() async throws {
             let (url, nodes) = try await Self.startCluster()

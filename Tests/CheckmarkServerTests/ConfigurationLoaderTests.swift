@@ -101,6 +101,7 @@ struct ConfigurationLoaderTests {
         ([:], ["sqlite_cache": "0"], "flag --sqlite-cache: sqlite_cache must be between 1 and 1099511627776, not 0"),
         ([:], ["sqlite_cache": "2048GiB"], "flag --sqlite-cache: sqlite_cache must be between 1 and 1099511627776, not 2199023255552"),
         (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
+        ([:], ["shard_lease": "0"], "flag --shard-lease: shard_lease must be between 1 and 3600 seconds, not 0"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {
         let report = ConfigurationLoader.check(file: nil, environment: environment, flags: flags)

@@ -57,6 +57,7 @@ package enum ConfigurationLoader {
         ("journal_max_events_per_channel", "journal events kept per channel; older ones can be neither resumed nor exported, 0 keeps all (default: max_resume_events)"),
         ("record", "write a live trace of every command and event to this file (docs/replay.md; default: none)"),
         ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
+        ("shard_lease", "seconds a cluster node's shard lease lasts unrenewed, renewed every fifth of it; a paused node's shards go to others after it (default 5; cluster only)"),
     ]
 
     /// The unit of every numeric setting (a bare number is in this unit); other settings are text.
@@ -71,7 +72,7 @@ package enum ConfigurationLoader {
         "wal_checkpoint_pages": .count, "max_wal_pages": .count, "sqlite_cache": .bytes,
         "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
         "idle_timeout": .seconds, "journal_max_age": .seconds, "journal_max_events_per_channel": .count,
-        "shutdown_timeout": .seconds,
+        "shutdown_timeout": .seconds, "shard_lease": .seconds,
     ]
 
     /// `CHECKMARK_*` variables that other commands and scripts read: not settings, and not warned about.
@@ -254,6 +255,7 @@ package enum ConfigurationLoader {
         case "channel_state_cache": c.channelStateCacheBytes = try int()
         case "message_window": c.messageWindow = try int()
         case "channel_idle_timeout": c.channelIdleTimeoutSeconds = try int()
+        case "shard_lease": c.shardLeaseSeconds = try int()
         case "wal_checkpoint_pages": c.sqliteCheckpoints.backgroundPages = try int()
         case "max_wal_pages": c.sqliteCheckpoints.limitPages = try int()
         case "sqlite_cache": c.sqliteCacheBytes = try int()
@@ -331,6 +333,7 @@ extension ConfigurationLoader {
         case "journal_max_events_per_channel": "\(c.retention.maxEventsPerChannel ?? 0)"
         case "record": c.recordPath ?? ""
         case "shutdown_timeout": "\(c.shutdownTimeoutSeconds)"
+        case "shard_lease": "\(c.shardLeaseSeconds)"
         default: ""
         }
     }

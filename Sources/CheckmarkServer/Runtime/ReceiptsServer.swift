@@ -90,6 +90,7 @@ package final class ReceiptsServer: Sendable {
                 maxUserProfileBytes: configuration.maxUserProfileBytes, messageWindow: configuration.messageWindow,
                 channelStateCacheBytes: configuration.channelStateCacheBytes,
                 channelIdleTimeout: configuration.channelIdleTimeout,
+                shardLease: .seconds(configuration.shardLeaseSeconds),
                 compression: compression,
                 recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) },

@@ -83,6 +83,9 @@ package struct ServerConfiguration: Sendable {
     }
     /// Seconds a graceful shutdown may take before remaining connections are dropped.
     package var shutdownTimeoutSeconds = 10
+    /// `shard_lease`: seconds a cluster node's shard lease lasts without a renewal (by the
+    /// database's clock); it is renewed every fifth of it.
+    package var shardLeaseSeconds = 5
 
     /// The clearly-marked development credentials: usable on loopback only.
     package static let developmentAPIKey = "checkmark-dev-key"
@@ -153,6 +156,9 @@ package struct ServerConfiguration: Sendable {
             problems.append(("channel_idle_timeout", "channel_idle_timeout must not be negative, not \(channelIdleTimeoutSeconds)"))
         }
         if idleTimeoutSeconds < 0 { problems.append(("idle_timeout", "idle_timeout must not be negative, not \(idleTimeoutSeconds)")) }
+        if !(1...3_600).contains(shardLeaseSeconds) {
+            problems.append(("shard_lease", "shard_lease must be between 1 and 3600 seconds, not \(shardLeaseSeconds)"))
+        }
         return problems
     }
 

@@ -46,6 +46,9 @@ package final class ReceiptsService: Sendable {
     private let local: LocalCommitDriver
     /// The cluster's side of this node when the store is shared by a cluster; nil for a single node.
     private let cluster: ClusterCommitDriver?
+    /// The shards this node owns, when the store is shared by a cluster; nil for a single node.
+    private let leases: ShardLeaseDriver?
+    private let leaseStore: (any ShardLeaseStore)?
     private let writer: NIOThreadPool
     /// Reads replays' pages from the journal, one at a time, beside the writer's commits.
     private let journalReader: NIOThreadPool
@@ -137,6 +140,9 @@ package final class ReceiptsService: Sendable {
     private let onStorageLost: @Sendable (StorageError) -> Void
     /// A drain was asked: a reload after a failure no longer takes place.
     private let stopping = NIOLockedValueBox(false)
+    /// How long a stopping cluster node tries to hand its shards back before letting their leases run out.
+    static let leaseHandOverTimeout = TimeAmount.seconds(2)
+
     /// How long a cluster node waits between attempts to reach its database again after a failure.
     package static let storageRetryInterval = TimeAmount.seconds(1)
 
@@ -155,6 +161,7 @@ package final class ReceiptsService: Sendable {
         messageWindow: Int = ReceiptsEngine.defaultMessageWindow,
         channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
         channelIdleTimeout: TimeAmount? = nil,
+        shardLease: Duration = ShardLeases.Settings().leaseDuration,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in },
@@ -175,15 +182,18 @@ package final class ReceiptsService: Sendable {
             service = try await engineLoop.submit {
                 ReceiptsService(
                     store: store, engineLoop: engineLoop, writer: writer, stored: stored, settings: settings, metrics: metrics,
-                    logger: logger, compression: compression, recorder: recorder, alteration: alteration, onFatalError: onFatalError,
-                    onStorageLost: onStorageLost)
+                    logger: logger, shardLease: shardLease, compression: compression, recorder: recorder, alteration: alteration,
+                    onFatalError: onFatalError, onStorageLost: onStorageLost)
             }.get()
         }
         // The load's rows are gone once the engine holds the state: their memory goes back to the
         // system (glibc keeps freed memory mapped otherwise).
         try await writer.runIfActive { _ = checkmark_return_free_memory() }
         if let cluster = service.cluster {
-            try await engineLoop.submit { cluster.join(service) }.get()
+            try await engineLoop.submit {
+                cluster.join(service)
+                service.leases?.start()
+            }.get()
         } else if let channelIdleTimeout, channelIdleTimeout.nanoseconds > 0 {
             try await engineLoop.submit { service.startIdleSweep(after: channelIdleTimeout) }.get()
         }
@@ -191,7 +201,7 @@ package final class ReceiptsService: Sendable {
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,
-                 settings: StateSettings, metrics: ServiceMetrics, logger: Logger, compression: PerMessageDeflateConfiguration,
+                 settings: StateSettings, metrics: ServiceMetrics, logger: Logger, shardLease: Duration, compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void, onStorageLost: @escaping @Sendable (StorageError) -> Void) {
         let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -214,6 +224,12 @@ package final class ReceiptsService: Sendable {
             ClusterCommitDriver(shared: $0, nodeID: nodeID, writer: writer, engineLoop: engineLoop, metrics: metrics, logger: logger)
         }
         self.cluster = cluster
+        let leaseStore = (store as? any SharedReceiptsStore)?.makeShardLeaseStore()
+        self.leaseStore = leaseStore
+        leases = leaseStore.map {
+            ShardLeaseDriver(store: $0, nodeID: nodeID, settings: ShardLeases.Settings(leaseDuration: shardLease, renewInterval: shardLease / 5),
+                             engineLoop: engineLoop, metrics: metrics, logger: logger)
+        }
         self.settings = settings
         self.state = NIOLoopBoundBox(State(stored, settings: settings, tracer: CommandTracer(recorder: recorder, logger: logger)),
                                      eventLoop: engineLoop)
@@ -996,6 +1012,12 @@ package final class ReceiptsService: Sendable {
     package func close() async {
         await drain()
         if let cluster { try? await engineLoop.submit { cluster.leave() }.get() }
+        if let leases {
+            // Handed back so that the other nodes take them at once; past the deadline they run out.
+            try? await engineLoop.flatSubmit { leases.stop(deadline: .now() + Self.leaseHandOverTimeout) }.get()
+        }
+        leaseStore?.close()
+        await leases?.close()
         try? await engineLoop.submit { self.state.value.tracer.close() }.get()
         try? await journalReader.shutdownGracefully()
         store.close()

@@ -24,6 +24,9 @@ package final class ServiceMetrics: Sendable {
     package let channelLoads: Counter
     package let channelUnloads: Counter
     package let storageReloads: Counter
+    /// Cluster: shards this node owns (``ShardLeases``), and leases it lost without handing them over.
+    package let shardsOwned: Gauge
+    package let shardLeasesLost: Counter
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
     package let messagesSent: Counter
     private let eventsByType: [String: Counter]
@@ -52,6 +55,8 @@ package final class ServiceMetrics: Sendable {
         "checkmark_channel_loads_total": "Channels loaded from storage on first use (a start loads none).",
         "checkmark_channel_unloads_total": "Loaded channels that went back to storage after channel_idle_timeout without watchers or changes.",
         "checkmark_storage_reloads_total": "Times a cluster node reloaded its state from the database after a failed commit cycle.",
+        "checkmark_shards_owned": "Shards a cluster node holds under lease (256 shards over the live nodes).",
+        "checkmark_shard_leases_lost_total": "Shard leases a cluster node lost without handing them over: a renewal refused, or not renewed in time.",
         "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
         "checkmark_http_requests_total": "HTTP requests answered, by route name and status (WebSocket upgrades as route connect).",
         "checkmark_http_request_duration_seconds": "Time from a complete request to its answer, by route name.",
@@ -96,6 +101,8 @@ package final class ServiceMetrics: Sendable {
         channelLoads = Counter(label: "checkmark_channel_loads_total", factory: factory)
         channelUnloads = Counter(label: "checkmark_channel_unloads_total", factory: factory)
         storageReloads = Counter(label: "checkmark_storage_reloads_total", factory: factory)
+        shardsOwned = Gauge(label: "checkmark_shards_owned", factory: factory)
+        shardLeasesLost = Counter(label: "checkmark_shard_leases_lost_total", factory: factory)
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)

@@ -135,5 +135,12 @@ enum PostgresSchema {
             UPDATE members SET read_passes = ''::bytea, delivered_passes = ''::bytea
                 WHERE length(read_passes) > 0 OR length(delivered_passes) > 0;
             """),
+        // Shards (ShardMap) owned by nodes under leases whose epoch fences commits, and the nodes
+        // that take them: each with the database session that marks it live.
+        ("v11-shard-leases", """
+            CREATE TABLE cluster_nodes (node_id TEXT PRIMARY KEY, backend_pid INTEGER NOT NULL, seen_at TIMESTAMPTZ NOT NULL);
+            CREATE TABLE shards (shard INTEGER PRIMARY KEY, owner TEXT, epoch BIGINT NOT NULL DEFAULT 0, expires_at TIMESTAMPTZ);
+            INSERT INTO shards (shard) SELECT generate_series(0, 255);
+            """),
     ]
 }

@@ -154,7 +154,7 @@ package final class PostgresStore: SharedReceiptsStore {
 
     /// Waits for `future` at most ``statementTimeout``; past it `connection` (if any) is closed,
     /// `timedOut` is called and the call throws.
-    private static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>, closingOnTimeout connection: PostgresConnection?,
+    static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>, closingOnTimeout connection: PostgresConnection?,
                                               timedOut: @escaping @Sendable () -> Void = {}) throws -> Value {
         let loop = future.eventLoop
         let result = loop.makePromise(of: Value.self)
@@ -207,6 +207,10 @@ package final class PostgresStore: SharedReceiptsStore {
     }
 
     deinit { close() }
+
+    package func makeShardLeaseStore() -> any ShardLeaseStore {
+        PostgresShardLeases(location: location, logger: logger)
+    }
 
     package func close() {
         let wasOpen = state.withLock { current in

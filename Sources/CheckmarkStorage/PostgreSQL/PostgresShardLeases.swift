@@ -1,0 +1,155 @@
+import CheckmarkCore
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The shard leases of a cluster in PostgreSQL (`shards`, `cluster_nodes`; migration v11), on a
+/// connection of their own: that connection's session is what marks this node live, so that when
+/// the process dies (its socket closes) the other nodes take its shards at their next round, without
+/// waiting for its leases to run out. A node is live while its last round is younger than a lease and
+/// its session is still open (or began before the database last started: a restarted database
+/// forgets every session, and nodes are given a lease's time to come back). A failed round closes the
+/// connection; the next round opens another.
+package final class PostgresShardLeases: ShardLeaseStore {
+    package let location: PostgresLocation
+    private let group: MultiThreadedEventLoopGroup
+    private let logger: Logger
+    private let connection = Mutex<PostgresConnection?>(nil)
+    private let closed = Mutex(false)
+
+    /// Opens nothing yet: the first round connects.
+    package init(location: PostgresLocation, logger: Logger) {
+        self.location = location
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    }
+
+    deinit { close() }
+
+    package func close() {
+        let wasOpen = closed.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard wasOpen else { return }
+        let open = connection.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        try? open?.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    /// The statement of a round. Every part runs in one snapshot, so the candidates for claiming
+    /// exclude the shards this round renews or releases; `FOR UPDATE SKIP LOCKED` keeps two nodes
+    /// claiming at once from taking the same shard (a row another round holds is left for later, and
+    /// one it changed is checked again against the conditions).
+    static let roundSQL = """
+        WITH me AS (
+            INSERT INTO cluster_nodes (node_id, backend_pid, seen_at) VALUES ($1, pg_backend_pid(), now())
+            ON CONFLICT (node_id) DO UPDATE SET backend_pid = excluded.backend_pid, seen_at = excluded.seen_at
+            RETURNING 1),
+        others AS (
+            SELECT n.node_id FROM cluster_nodes AS n
+            WHERE n.node_id <> $1 AND n.seen_at > now() - make_interval(secs => $2)
+              AND (n.seen_at < pg_postmaster_start_time() OR EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = n.backend_pid))),
+        renewed AS (
+            UPDATE shards SET expires_at = now() + make_interval(secs => $2)
+            FROM unnest($3::int[], $4::bigint[]) AS r(shard, epoch)
+            WHERE shards.shard = r.shard AND shards.epoch = r.epoch AND shards.owner = $1
+            RETURNING shards.shard),
+        released AS (
+            UPDATE shards SET owner = NULL, expires_at = NULL
+            FROM unnest($5::int[], $6::bigint[]) AS r(shard, epoch)
+            WHERE shards.shard = r.shard AND shards.epoch = r.epoch AND shards.owner = $1
+            RETURNING shards.shard),
+        candidates AS (
+            SELECT shard FROM shards
+            WHERE (owner IS NULL OR owner = $1 OR expires_at <= now() OR owner NOT IN (SELECT node_id FROM others))
+              AND shard <> ALL($3::int[]) AND shard <> ALL($5::int[])
+            ORDER BY shard LIMIT $7 FOR UPDATE SKIP LOCKED),
+        claimed AS (
+            UPDATE shards SET owner = $1, epoch = shards.epoch + 1, expires_at = now() + make_interval(secs => $2)
+            FROM candidates WHERE shards.shard = candidates.shard
+            RETURNING shards.shard, shards.epoch)
+        SELECT 0, shard, 0::bigint FROM renewed
+        UNION ALL SELECT 1, shard, epoch FROM claimed
+        UNION ALL SELECT 2, (SELECT count(*) FROM others)::int + 1, 0::bigint
+        """
+
+    package func leaseRound(_ round: ShardLeaseRound, node: String, leaseSeconds: Double) throws(StorageError) -> ShardLeaseRoundResult {
+        guard !closed.withLock({ $0 }) else { throw .closed }
+        let renew = round.renew.sorted { $0.key < $1.key }
+        let release = round.release.sorted { $0.key < $1.key }
+        var binds = PostgresBindings()
+        binds.append(node)
+        binds.append(leaseSeconds)
+        binds.append(renew.map { Int32($0.key.rawValue) })
+        binds.append(renew.map(\.value))
+        binds.append(release.map { Int32($0.key.rawValue) })
+        binds.append(release.map(\.value))
+        binds.append(Int64(max(0, round.claim)))
+        let open: PostgresConnection
+        do {
+            open = try session()
+        } catch {
+            throw .unavailable(reason: "cannot reach \(location) for shard leases: \(PostgresStore.describe(error))")
+        }
+        do {
+            let rows = try PostgresStore.wait(open.query(PostgresQuery(unsafeSQL: Self.roundSQL, binds: binds), logger: logger),
+                                              closingOnTimeout: open).rows
+            var result = ShardLeaseRoundResult()
+            for row in rows {
+                let (kind, value, epoch) = try row.decode((Int32, Int32, Int64).self)
+                switch kind {
+                case 0: result.renewed.insert(ShardID(Int(value)))
+                case 1: result.claimed[ShardID(Int(value))] = epoch
+                default: result.liveNodes = Int(value)
+                }
+            }
+            return result
+        } catch {
+            // The session may be half-dead: the next round starts another.
+            let lost = connection.withLock { current in
+                defer { current = nil }
+                return current
+            }
+            lost?.close().whenComplete { _ in }
+            throw .unavailable(reason: "shard lease round on \(location): \(PostgresStore.describe(error))")
+        }
+    }
+
+    /// The lease session, opened (in the location's schema) when there is none or it was lost.
+    private func session() throws -> PostgresConnection {
+        if let current = connection.withLock({ $0 }), !current.isClosed { return current }
+        let connecting = PostgresConnection.connect(on: group.next(), configuration: PostgresStore.configuration(location), id: 4, logger: logger)
+        let fresh: PostgresConnection
+        do {
+            fresh = try PostgresStore.wait(connecting, closingOnTimeout: nil)
+        } catch {
+            connecting.whenSuccess { $0.close().whenComplete { _ in } }
+            throw error
+        }
+        do {
+            if let schema = location.schema {
+                _ = try PostgresStore.wait(fresh.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),
+                                           closingOnTimeout: fresh)
+            }
+        } catch {
+            fresh.close().whenComplete { _ in }
+            throw error
+        }
+        let kept = connection.withLock { current -> Bool in
+            guard !closed.withLock({ $0 }) else { return false }
+            current = fresh
+            return true
+        }
+        guard kept else {
+            fresh.close().whenComplete { _ in }
+            throw StorageError.closed
+        }
+        return fresh
+    }
+}
