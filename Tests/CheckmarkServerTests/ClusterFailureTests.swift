@@ -104,6 +104,88 @@ extension EndToEnd {
             Self.dropSchema(url)
         }
 
+        /// One value of `sql`, run by `psql` on the test database.
+        static func psql(_ sql: String) throws -> String {
+            let psql = Process()
+            let output = Pipe()
+            psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            psql.arguments = ["psql", "-q", "-t", "-A", ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]!, "-c", sql]
+            psql.standardOutput = output
+            try psql.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            psql.waitUntilExit()
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// A node paused (SIGSTOP) in the middle of a commit, holding the journal's append lock, holds
+        /// the other nodes up for `shard_lease` at most: PostgreSQL then ends its transaction. The other
+        /// node's commit used to wait for the statement timeout (10 s) and fail; the paused node, once
+        /// it runs again, reloads and goes on.
+        @Test func aNodePausedInsideACommitHoldsTheOthersUpNoLongerThanItsLease() async throws {
+            let base = ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]!
+            let schema = "paused_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            let url = base + (base.contains("?") ? "&" : "?") + "schema=" + schema
+            defer { Self.dropSchema(url) }
+            // Unused by a node on PostgreSQL, but `serve` names one.
+            let directory = NSTemporaryDirectory() + "checkmark-paused-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let other = try await TestServer.start {
+                $0.postgresURL = url
+                $0.shardLeaseSeconds = 2
+            }
+            defer { Task { await other.stop() } }
+            try await other.setUp(users: ["alice", "bob"])
+            let paused = try ServerProcess(dataDirectory: directory, extraArguments: ["--set", "postgres_url=" + url, "--set", "shard_lease=2"])
+            let auth = ["Authorization": TestServer.serverToken, "stream-auth-type": "jwt"]
+            let path = "/channels/messaging/general/message?api_key=\(TestServer.apiKey)"
+            // Load on the paused node, so that it is often inside a commit.
+            let loading = NIOLockedValueBox(true)
+            let port = paused.port
+            let load = Task.detached {
+                var index = 0
+                while loading.withLockedValue({ $0 }) {
+                    index += 1
+                    _ = try? httpRequest(port: port, "POST", path, body: #"{"message":{"text":"load \#(index)","user_id":"alice"}}"#, headers: auth)
+                }
+            }
+            // Paused until it is caught holding the lock, idle inside its transaction.
+            let holding = """
+                SELECT count(*) FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND a.state = 'idle in transaction'
+                  AND a.application_name = 'checkmark \(schema)' AND now() - a.state_change > interval '150 ms'
+                """
+            var caught = false
+            for _ in 0..<60 where !caught {
+                paused.signal(SIGSTOP)
+                try await Task.sleep(for: .milliseconds(300))
+                caught = try Self.psql(holding) == "1"
+                if !caught {
+                    paused.signal(SIGCONT)
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 5...40)))
+                }
+            }
+            loading.withLockedValue { $0 = false }
+            try #require(caught, "the loaded node was never paused inside a commit")
+            let clock = ContinuousClock()
+            let started = clock.now
+            var failure: (any Error)?
+            do {
+                try await other.run(.sendMessage(cid: TestServer.general, userID: "bob", draft: MessageDraft(text: "go on")))
+            } catch {
+                failure = error
+            }
+            let waited = clock.now - started
+            #expect(failure == nil, "\(String(describing: failure))")
+            #expect(waited < .seconds(5), "the other node waited \(waited)")
+            paused.signal(SIGCONT)
+            _ = await load.result
+            #expect(try await Self.eventually(within: 15) {
+                try httpRequest(port: port, "POST", path, body: #"{"message":{"text":"back","user_id":"alice"}}"#, headers: auth).status == 200
+            }, "the paused node takes commands again")
+            paused.signal(SIGTERM)
+            _ = paused.waitForExit()
+        }
+
         /// SIGTERM while the database is silent, with a commit waiting for it: the stop ends within
         /// `shutdown_timeout` (it waited for the statement timeout, 10 s, and after a failed cycle
         /// for ever).

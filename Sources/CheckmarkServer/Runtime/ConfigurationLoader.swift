@@ -57,7 +57,7 @@ package enum ConfigurationLoader {
         ("journal_max_events_per_channel", "journal events kept per channel; older ones can be neither resumed nor exported, 0 keeps all (default: max_resume_events)"),
         ("record", "write a live trace of every command and event to this file (docs/replay.md; default: none)"),
         ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
-        ("shard_lease", "seconds a cluster node's shard lease lasts unrenewed, renewed every fifth of it; a paused node's shards go to others after it (default 5; cluster only)"),
+        ("shard_lease", "seconds a cluster node's shard lease lasts unrenewed, renewed every fifth of it; a paused node's shards, and its commit in progress, go after it (default 5; cluster only)"),
     ]
 
     /// The unit of every numeric setting (a bare number is in this unit); other settings are text.

@@ -176,7 +176,10 @@ package final class ReceiptsServer: Sendable {
                                    checkpoints: configuration.sqliteCheckpoints, cacheBytes: configuration.sqliteCacheBytes, logger: logger)
         }
         let location = try PostgresLocation(url: url)
-        return try await NIOThreadPool.singleton.runIfActive { try PostgresStore(location: location, logger: logger) }
+        let stalled = TimeAmount.seconds(Int64(configuration.shardLeaseSeconds))
+        return try await NIOThreadPool.singleton.runIfActive {
+            try PostgresStore(location: location, logger: logger, stalledTransactionTimeout: stalled)
+        }
     }
 
     private init(configuration: ServerConfiguration, listener: HTTPListener, service: ReceiptsService, gateway: Gateway,

@@ -116,7 +116,7 @@ package final class PostgresShardLeases: ShardLeaseStore {
                 defer { current = nil }
                 return current
             }
-            lost?.close().whenComplete { _ in }
+            lost?.closeInBackground()
             throw .unavailable(reason: "shard lease round on \(location): \(PostgresStore.describe(error))")
         }
     }
@@ -129,7 +129,7 @@ package final class PostgresShardLeases: ShardLeaseStore {
         do {
             fresh = try PostgresStore.wait(connecting, closingOnTimeout: nil)
         } catch {
-            connecting.whenSuccess { $0.close().whenComplete { _ in } }
+            connecting.whenSuccess { $0.closeInBackground() }
             throw error
         }
         do {
@@ -138,7 +138,7 @@ package final class PostgresShardLeases: ShardLeaseStore {
                                            closingOnTimeout: fresh)
             }
         } catch {
-            fresh.close().whenComplete { _ in }
+            fresh.closeInBackground()
             throw error
         }
         let kept = connection.withLock { current -> Bool in
@@ -147,7 +147,7 @@ package final class PostgresShardLeases: ShardLeaseStore {
             return true
         }
         guard kept else {
-            fresh.close().whenComplete { _ in }
+            fresh.closeInBackground()
             throw StorageError.closed
         }
         return fresh

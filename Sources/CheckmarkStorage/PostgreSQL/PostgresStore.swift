@@ -43,12 +43,21 @@ package final class PostgresStore: SharedReceiptsStore {
     /// Seconds between attempts to re-open a lost notification connection.
     static let listenRetrySeconds: Int64 = 1
 
+    /// How long the writer's session may sit inside a transaction without sending anything before
+    /// PostgreSQL ends it (`idle_in_transaction_session_timeout`): a node paused in the middle of a
+    /// commit (SIGSTOP, a long stall) would otherwise hold the journal's append lock, and every other
+    /// node would wait for it. Its commit then fails, and the node reloads when it runs again.
+    package let stalledTransactionTimeout: TimeAmount
+    static let defaultStalledTransactionTimeout = TimeAmount.seconds(5)
+
     /// Connects and applies pending migrations.
     /// - Throws: ``StorageError/unavailable(reason:)`` when the database cannot be reached or logged
     ///   into, ``StorageError/schemaNewer(path:unknownMigrations:)`` when a newer binary migrated it.
-    package init(location: PostgresLocation, logger: Logger) throws(StorageError) {
+    package init(location: PostgresLocation, logger: Logger,
+                 stalledTransactionTimeout: TimeAmount = PostgresStore.defaultStalledTransactionTimeout) throws(StorageError) {
         self.location = location
         self.logger = logger
+        self.stalledTransactionTimeout = stalledTransactionTimeout
         notifyChannel = PostgresSchema.notifyChannel(schema: location.schema)
         peerChannel = PostgresSchema.peerChannel(schema: location.schema)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -60,7 +69,7 @@ package final class PostgresStore: SharedReceiptsStore {
             throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
         }
         do {
-            try useSchema()
+            try configureSession()
             try migrate()
         } catch {
             close()
@@ -92,8 +101,14 @@ package final class PostgresStore: SharedReceiptsStore {
         return "\(error)"
     }
 
-    /// Creates the location's schema if needed and makes it the connection's first.
-    private func useSchema() throws(StorageError) {
+    /// Bounds the writer session's stalls (``stalledTransactionTimeout``), creates the location's
+    /// schema if needed and makes it the connection's first.
+    private func configureSession() throws(StorageError) {
+        do {
+            try run("SET idle_in_transaction_session_timeout = \(max(1, stalledTransactionTimeout.nanoseconds / 1_000_000))")
+        } catch {
+            throw .unavailable(reason: "cannot configure the session on \(location): \(Self.describe(error))")
+        }
         guard let schema = location.schema else { return }
         do {
             try run("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")
@@ -167,7 +182,7 @@ package final class PostgresStore: SharedReceiptsStore {
         let timeout = loop.scheduleTask(in: Self.statementTimeout) {
             timedOut()
             settle(.failure(StorageError.unavailable(reason: "PostgreSQL did not answer within \(Self.statementTimeout.nanoseconds / 1_000_000_000) s")))
-            connection?.close().whenComplete { _ in }
+            connection?.closeInBackground()
         }
         defer { timeout.cancel() }
         return try result.futureResult.wait()
@@ -183,21 +198,21 @@ package final class PostgresStore: SharedReceiptsStore {
             fresh = try Self.wait(connecting, closingOnTimeout: nil)
         } catch {
             // Given up on (a silent database): closed if it connects after all.
-            connecting.whenSuccess { $0.close().whenComplete { _ in } }
+            connecting.whenSuccess { $0.closeInBackground() }
             throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
         }
         let failed = writerConnection.withLock { current in
             defer { current = fresh }
             return current
         }
-        failed.close().whenComplete { _ in }
+        failed.closeInBackground()
         connectionLost.withLockedValue { $0 = false }
-        try useSchema()
+        try configureSession()
         let reading = reader.withLock { current in
             defer { current = nil }
             return current
         }
-        reading?.close().whenComplete { _ in }
+        reading?.closeInBackground()
         let reopened = state.withLock { current -> Bool in
             guard current != .closed else { return false }
             current = .open
@@ -912,7 +927,7 @@ package final class PostgresStore: SharedReceiptsStore {
                         return true
                     }
                     guard keep else {
-                        connection.close().whenComplete { _ in }
+                        connection.closeInBackground()
                         return
                     }
                     if failures > 0 {
