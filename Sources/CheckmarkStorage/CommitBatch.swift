@@ -20,6 +20,10 @@ package struct CommitBatch: Sendable {
     package var threads: [(cid: ChannelCID, parentID: String, replyCount: Int, countableReplies: Int)] = []
     package var generatedMessageIDs: Int = 0
     package var clock = Timestamp(rawValue: 0)
+    /// Cluster: the shards whose owner applied the batch's commands, at the epochs it holds them at,
+    /// and that owner. The commit writes nothing unless the node still owns every one at its epoch.
+    package var fence: [ShardID: Int64] = [:]
+    package var fenceOwner = ""
 
     package init() {}
 

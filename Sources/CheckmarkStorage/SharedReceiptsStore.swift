@@ -20,6 +20,8 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// the notification connection was (re)established, when some notifications may have been missed;
     /// and `onPeerMessage` with every message a node sent with ``notifyPeers(_:)`` (its own included).
     func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void)
+    /// Whether the notification connection is up: messages from other nodes reach this one.
+    var isListening: Bool { get }
     /// Sends `message` (at most ``maxPeerMessageBytes``) to every listening node, at once (not
     /// transactional). Messages may be lost while a node's notification connection is down.
     func notifyPeers(_ message: String) throws(StorageError)

@@ -79,11 +79,40 @@ extension EndToEnd {
             await #expect(throws: ServiceError.self) {
                 try await node.run(.sendMessage(cid: TestServer.general, userID: "alice", draft: MessageDraft(text: "lost?")))
             }
-            // The other node goes on meanwhile.
-            try await other.run(.sendMessage(cid: TestServer.general, userID: "bob", draft: MessageDraft(id: "meanwhile", text: "still here")))
+            // The other node goes on meanwhile: at once with the shards it owns; with the channel's
+            // shard, which the cut-off node owned, once that node's lease ran out (refused as
+            // retryable until then).
+            let clock = ContinuousClock()
+            let cutAt = clock.now
+            var sent = false
+            while !sent && clock.now - cutAt < .seconds(15) {
+                do {
+                    try await other.run(.sendMessage(cid: TestServer.general, userID: "bob", draft: MessageDraft(id: "meanwhile", text: "still here")))
+                    sent = true
+                } catch ServiceError.storage {
+                    try await Task.sleep(for: .milliseconds(200))
+                } catch {
+                    Issue.record("the other node refused: \(error)")
+                    break
+                }
+            }
+            #expect(sent, "the other node took the channel's shard")
 
             relay.restore()
             #expect(try await Self.eventually(within: 10) { try node.http("GET", "/readyz").status == 200 }, "ready again")
+            do {
+                try await Self.afterTheRestart(node, other)
+            } catch {
+                Issue.record("after the restart: \(error)")
+            }
+            await node.stop()
+            await other.stop()
+            await relay.stop()
+            Self.dropSchema(url)
+        }
+
+        /// The restarted node has reloaded, and goes on with the other.
+        private static func afterTheRestart(_ node: TestServer, _ other: TestServer) async throws {
             let metrics = try node.http("GET", "/metrics").body
             #expect(metrics.contains("checkmark_storage_reloads_total 1"))
             // Alice's connection went with the reload: the other node no longer counts her.
@@ -97,11 +126,6 @@ extension EndToEnd {
             _ = try await again.sendMessage(TestServer.general, text: "back", id: "back")
             let atBob = await bob.nextEvent(ofType: ["message.new"])
             #expect(atBob?.json?["message"]?["id"]?.stringValue == "back")
-
-            await node.stop()
-            await other.stop()
-            await relay.stop()
-            Self.dropSchema(url)
         }
 
         /// One value of `sql`, run by `psql` on the test database.
@@ -135,9 +159,15 @@ extension EndToEnd {
             }
             defer { Task { await other.stop() } }
             try await other.setUp(users: ["alice", "bob"])
+            // Shard 247: the second node's once the first has handed it the upper half.
+            let busy = ChannelCID(type: "messaging", id: "busy")
+            try await other.run(.createChannel(cid: busy, createdBy: "alice", members: ["alice", "bob"]))
             let paused = try ServerProcess(dataDirectory: directory, extraArguments: ["--set", "postgres_url=" + url, "--set", "shard_lease=2"])
+            #expect(try await Self.eventually(within: 10) {
+                try httpRequest(port: paused.port, "GET", "/metrics").body.contains("checkmark_shards_owned 128")
+            }, "the second node owns the upper half of the shards")
             let auth = ["Authorization": TestServer.serverToken, "stream-auth-type": "jwt"]
-            let path = "/channels/messaging/general/message?api_key=\(TestServer.apiKey)"
+            let path = "/channels/messaging/busy/message?api_key=\(TestServer.apiKey)"
             // Load on the paused node, so that it is often inside a commit.
             let loading = NIOLockedValueBox(true)
             let port = paused.port

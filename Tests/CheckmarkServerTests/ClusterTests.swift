@@ -249,6 +249,74 @@ extension EndToEnd {
             #expect(taken, "owned: \((try? nodes[0..<2].map(Self.shardsOwned)) ?? [])")
         }
 
+        /// A metric's value on `node` (0 when absent).
+        static func metric(_ name: String, of node: TestServer) throws -> Int {
+            let line = try node.http("GET", "/metrics").body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "").map { Int($0) } } ?? 0
+        }
+
+        /// Issue 45: a channel's commands are applied by the node that owns its shard. A node that
+        /// does not forwards them and answers with the owner's answer: the result, or the refusal as
+        /// the owner made it.
+        @Test func aChannelsCommandsAreAppliedByItsShardsOwner() async throws {
+            let (url, nodes) = try await Self.startCluster(nodes: 2)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
+            // messaging:general is in shard 92: the first node's (the second took the upper half).
+            try await nodes[0].setUp(users: ["alice", "bob", "carol"], members: ["alice", "bob"])
+            let alice = try await nodes[0].connect("alice")
+            _ = try await alice.watch(Self.general)
+            let forwardedBefore = try Self.metric("checkmark_commands_forwarded_total", of: nodes[1])
+            let outcome = try await nodes[1].run(.sendMessage(cid: Self.general, userID: "bob", draft: MessageDraft(id: "m1", text: "via the owner")))
+            guard case .message(let message) = outcome.result else {
+                Issue.record("no message in \(outcome)")
+                return
+            }
+            #expect(message.id == "m1" && message.text == "via the owner" && message.userID == "bob")
+            #expect(try Self.metric("checkmark_commands_forwarded_total", of: nodes[1]) == forwardedBefore + 1)
+            let atAlice = await alice.nextEvent(ofType: ["message.new"])
+            #expect(atAlice?.json?["message"]?["id"]?.stringValue == "m1")
+            await #expect {
+                try await nodes[1].run(.markRead(cid: Self.general, userID: "carol", messageID: nil))
+            } throws: { error in
+                guard case ServiceError.rejected(.notAMember(let user, let cid)) = error else { return false }
+                return user == "carol" && cid == Self.general
+            }
+            // Read your writes through the node that forwarded.
+            let bob = try await nodes[1].connect("bob")
+            let state = try await bob.watch(Self.general)
+            #expect(state["messages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["m1"])
+        }
+
+        /// Issue 45: a commit made as a shard's owner after another node took the shard (its epoch
+        /// moved on) is refused and stores nothing; the node counts it, loses the shard, reloads and
+        /// goes on without a restart.
+        @Test func aCommitAsAnOwnerThatLostTheShardIsFencedAndTheNodeGoesOn() async throws {
+            let (url, nodes) = try await Self.startCluster(nodes: 1)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            let node = nodes[0]
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try Self.shardsOwned(node) == 256 })
+            try await node.setUp(users: ["alice", "bob"])
+            let schema = String(url[url.range(of: "schema=")!.upperBound...])
+            // Another node's claim, as the table sees it: the epoch moves on.
+            _ = try ClusterFailureTests.psql("UPDATE \"\(schema)\".shards SET epoch = epoch + 1 WHERE shard = 92")
+            await #expect(throws: ServiceError.self) {
+                try await node.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "fenced", text: "never stored")))
+            }
+            #expect(try Self.metric("checkmark_fence_rejections_total", of: node) == 1)
+            #expect(try ClusterFailureTests.psql("SELECT count(*) FROM \"\(schema)\".messages WHERE id = 'fenced'") == "0")
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try node.http("GET", "/readyz").status == 200 }, "reloaded")
+            var sent = false
+            for _ in 0..<50 where !sent {
+                sent = (try? await node.run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(text: "after")))) != nil
+                if !sent { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(sent)
+            #expect(try await ClusterFailureTests.eventually(within: 5) {
+                try ClusterFailureTests.psql("SELECT epoch FROM \"\(schema)\".shards WHERE shard = 92") == "3" && Self.shardsOwned(node) == 256
+            }, "the shard was claimed again, at a new epoch")
+        }
+
         /// A client that loses its node resumes on another with nothing lost and nothing repeated.
         @Test func resumeOnAnotherNodeAfterLosingOne() async throws {
             let (url, nodes) = try await Self.startCluster()

@@ -108,6 +108,16 @@ struct ShardLeaseShareTests {
         #expect(transcript(leases.tick(at: ms(2_000))) == ["round(renew:0-9,100-153 release:- claim:0)"])
     }
 
+    @Test func theOtherNodesShardsAreWhereTheLastRoundSaid() {
+        var leases = ShardLeases()
+        _ = leases.tick(at: ms(0))
+        _ = leases.roundSucceeded(ShardLeaseRoundResult(claimed: shards(0...127), liveNodes: 2, owners: [ShardID(200): "b"]), at: ms(10))
+        #expect(leases.owners == [ShardID(200): "b"])
+        _ = leases.tick(at: ms(1_000))
+        _ = leases.roundSucceeded(ShardLeaseRoundResult(renewed: Set((0...127).map(ShardID.init)), liveNodes: 2, owners: [ShardID(201): "c"]), at: ms(1_010))
+        #expect(leases.owners == [ShardID(201): "c"])
+    }
+
     @Test func aDeadNodesShareIsClaimedOnceTheLiveCountDrops() {
         var leases = ShardLeases()
         _ = leases.tick(at: ms(0))

@@ -49,6 +49,7 @@ struct PostgresShardLeasesTests {
             let second = try stores[1].leaseRound(ShardLeaseRound(claim: 256), node: "b", leaseSeconds: 5)
             #expect(second.claimed.count == 56)
             #expect(second.liveNodes == 2)
+            #expect(second.owners == Dictionary(uniqueKeysWithValues: (0..<200).map { (ShardID($0), "a") }), "the others' shards, as the round began")
         }
     }
 
@@ -65,8 +66,16 @@ struct PostgresShardLeasesTests {
         try Self.withLeases(2) { stores, _ in
             _ = try stores[0].leaseRound(ShardLeaseRound(claim: 128), node: "a", leaseSeconds: 60)
             _ = try stores[1].leaseRound(ShardLeaseRound(claim: 128), node: "b", leaseSeconds: 60)
+            #expect(try stores[1].leaseRound(ShardLeaseRound(), node: "b", leaseSeconds: 60).owners.count == 128)
             stores[0].close()
             // The server notices the closed socket within moments; the leases had a minute to run.
+            // A dead node's shards are no longer said to be its (nothing is sent to it).
+            var listed = 128
+            for _ in 0..<50 where listed > 0 {
+                listed = try stores[1].leaseRound(ShardLeaseRound(), node: "b", leaseSeconds: 60).owners.count
+                if listed > 0 { Thread.sleep(forTimeInterval: 0.05) }
+            }
+            #expect(listed == 0)
             var taken: [ShardID: Int64] = [:]
             var live = 0
             for _ in 0..<50 where taken.count < 128 {

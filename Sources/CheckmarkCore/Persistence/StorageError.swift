@@ -15,6 +15,9 @@ package enum StorageError: Error, Sendable, CustomStringConvertible {
     case commitFailed(reason: String)
     /// Storage was closed (shutting down) or failed before.
     case closed
+    /// A cluster node's commit was refused because it no longer owns these shards at the epochs it
+    /// held them at (another node took them): nothing of the batch was written.
+    case fenced(shards: [ShardID])
 
     package var description: String {
         switch self {
@@ -32,6 +35,8 @@ package enum StorageError: Error, Sendable, CustomStringConvertible {
             "commit failed: \(reason)"
         case .closed:
             "storage is closed"
+        case .fenced(let shards):
+            "commit refused: this node no longer owns \(shards.count == 1 ? "shard" : "shards") \(shards.map { String($0.rawValue) }.joined(separator: ", "))"
         }
     }
 }

@@ -24,6 +24,8 @@ final class ClusterCommitDriver: Sendable {
         var poll: RepeatedTask?
         /// Commands this node asked other nodes to apply, by request number.
         var peerWaiting: [Int: (Result<ReceiptsOutcome, ServiceError>) -> Void] = [:]
+        /// Commands this node forwarded to their shard's owner, by request number (nil: no answer in time).
+        var forwardWaiting: [Int: (ForwardAnswer?) -> Void] = [:]
         var peerRequests = 0
         /// The other nodes' watchers, and the channels whose local watchers changed since this node
         /// last told the others.
@@ -131,6 +133,24 @@ final class ClusterCommitDriver: Sendable {
         }
     }
 
+    /// Asks node `owner` to apply `command`, one of the channel commands of a shard it owns
+    /// (``CommandRoute/owner(_:)``); `answered` gets its answer, or nil when none came within
+    /// ``ReceiptsService/forwardAnswerTimeout``. False (and nothing sent) when the command is too
+    /// large for a peer message: the caller applies it itself.
+    func forward(_ command: ReceiptsCommand, to owner: String, answered: @escaping (ForwardAnswer?) -> Void) -> Bool {
+        let state = state.value
+        let id = state.peerRequests + 1
+        let message = PeerMessage.forward(from: nodeID, to: owner, id: id, command: command).encoded
+        guard message.utf8.count <= type(of: shared).maxPeerMessageBytes else { return false }
+        state.peerRequests = id
+        state.forwardWaiting[id] = answered
+        tellPeers([message], about: "cannot forward a command to its shard's owner")
+        engineLoop.scheduleTask(in: ReceiptsService.forwardAnswerTimeout) {
+            self.state.value.forwardWaiting.removeValue(forKey: id)?(nil)
+        }
+        return true
+    }
+
     /// A request for a connection this node may hold (applied in the next cycle, then answered, when
     /// it does), the answer to one of this node's requests, or news of another node's watchers.
     private func receive(_ message: PeerMessage, service: ReceiptsService) {
@@ -152,6 +172,14 @@ final class ClusterCommitDriver: Sendable {
         case .reply(let to, let id, let error):
             guard to == nodeID, let complete = state.value.peerWaiting.removeValue(forKey: id) else { return }
             complete(error.map { .failure(.rejected($0)) } ?? .success(.unchanged))
+        case .forward(let from, let to, let id, let command):
+            guard to == nodeID, from != nodeID else { return }
+            service.applyForwarded(command) { answer in
+                self.tellPeers([PeerMessage.forwarded(to: from, id: id, answer: answer).encoded], about: "cannot answer a forwarded command")
+            }
+        case .forwarded(let to, let id, let answer):
+            guard to == nodeID, let answered = state.value.forwardWaiting.removeValue(forKey: id) else { return }
+            answered(answer)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())

@@ -16,6 +16,10 @@ enum PeerMessage: Sendable, Equatable {
     case alive(from: String)
     /// Node `from` just started: every node answers with its presence.
     case hello(from: String)
+    /// `command` is for a shard node `to` owns (as `from` last heard): `to` applies it and answers.
+    case forward(from: String, to: String, id: Int, command: ReceiptsCommand)
+    /// Node `to`'s forwarded command `id` ended so.
+    case forwarded(to: String, id: Int, answer: ForwardAnswer)
 
     /// The connection commands that can be asked of another node.
     static func isForwardable(_ command: ReceiptsCommand) -> String? {
@@ -66,6 +70,17 @@ enum PeerMessage: Sendable, Equatable {
         case .hello(let from):
             w.field("kind", "hello")
             w.field("node", from)
+        case .forward(let from, let to, let id, let command):
+            w.field("kind", "forward")
+            w.field("node", from)
+            w.field("to", to)
+            w.field("id", id)
+            w.field("command", String(decoding: CommandCodec.encode(command), as: UTF8.self))
+        case .forwarded(let to, let id, let answer):
+            w.field("kind", "forwarded")
+            w.field("node", to)
+            w.field("id", id)
+            Self.write(answer, into: &w)
         }
         w.endObject()
         return String(decoding: w.bytes, as: UTF8.self)
@@ -91,6 +106,13 @@ enum PeerMessage: Sendable, Equatable {
         }
         guard let id = json["id"]?.intValue else { return nil }
         switch kind {
+        case "forward":
+            guard let to = json["to"]?.stringValue, let command = json["command"]?.stringValue,
+                  let decoded = try? CommandCodec.decode(Array(command.utf8)) else { return nil }
+            self = .forward(from: node, to: to, id: id, command: decoded)
+        case "forwarded":
+            guard let answer = Self.answer(json) else { return nil }
+            self = .forwarded(to: node, id: id, answer: answer)
         case "request":
             guard let command = json["command"]?.stringValue, let decoded = try? CommandCodec.decode(Array(command.utf8)),
                   Self.isForwardable(decoded) != nil else { return nil }

@@ -140,6 +140,10 @@ package final class ReceiptsService: Sendable {
     private let onStorageLost: @Sendable (StorageError) -> Void
     /// A drain was asked: a reload after a failure no longer takes place.
     private let stopping = NIOLockedValueBox(false)
+    /// How long a cluster node waits for a shard's owner to answer a command forwarded to it before
+    /// failing it as retryable (`storage_unavailable`).
+    static let forwardAnswerTimeout = TimeAmount.seconds(5)
+
     /// How long a stopping cluster node tries to hand its shards back before letting their leases run out.
     static let leaseHandOverTimeout = TimeAmount.seconds(2)
 
@@ -192,7 +196,9 @@ package final class ReceiptsService: Sendable {
         if let cluster = service.cluster {
             try await engineLoop.submit {
                 cluster.join(service)
-                service.leases?.start()
+                // Nothing of a draining shard is committed after the cycle under way: the shard's
+                // commands are no longer fenced as its owner's from the next cycle on.
+                service.leases?.start { _, drained in service.schedule(changesState: false, drained) }
             }.get()
         } else if let channelIdleTimeout, channelIdleTimeout.nanoseconds > 0 {
             try await engineLoop.submit { service.startIdleSweep(after: channelIdleTimeout) }.get()
@@ -259,13 +265,14 @@ package final class ReceiptsService: Sendable {
         let promise = engineLoop.makePromise(of: ReceiptsOutcome.self)
         let sinkBox = sink.map { UnsafeTransfer($0) }
         engineLoop.execute {
-            self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
-                let complete: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
-                    switch result {
-                    case .success(let outcome): promise.succeed(outcome)
-                    case .failure(let error): promise.fail(error)
-                    }
+            let complete: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
+                switch result {
+                case .success(let outcome): promise.succeed(outcome)
+                case .failure(let error): promise.fail(error)
                 }
+            }
+            if self.forwardToOwner(command, complete: complete) { return }
+            self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
                 if let cluster = self.cluster, let connectionID = PeerMessage.isForwardable(command),
                    self.state.value.engine.connections[connectionID] == nil {
                     return cluster.askPeers(command, connectionID: connectionID, complete: complete)
@@ -274,6 +281,44 @@ package final class ReceiptsService: Sendable {
             }
         }
         return promise.futureResult
+    }
+
+    /// Cluster: sends `command` to the node that owns its shard, when another node does, and
+    /// completes it with that node's answer; false when this node applies it itself (it owns the
+    /// shard, or nobody does as far as it knows, or the command is too large to forward, or this
+    /// node would not hear the answer: its notification connection is down). A command
+    /// the owner no longer owns the shard of is applied here after all: every node commits under the
+    /// journal's append lock, so any may.
+    private func forwardToOwner(_ command: ReceiptsCommand, complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) -> Bool {
+        guard let cluster, let leases, case .owner(let shard) = CommandRoute(command), leases.epoch(serving: shard) == nil,
+              let owner = leases.owner(of: shard), owner != nodeID, cluster.shared.isListening,
+              state.value.sequencer.admission(isDisconnect: false) == nil else {
+            return false
+        }
+        metrics.commandsForwarded.increment()
+        return cluster.forward(command, to: owner) { answer in
+            switch answer {
+            case .notOwner?:
+                self.schedule(changesState: true) { self.apply(command, sink: nil, complete: complete) }
+            case let answer?:
+                complete(answer.outcome(of: command))
+            case nil:
+                complete(.failure(.storage(.unavailable(
+                    reason: "the owner of \(shard) did not answer within \(Self.forwardAnswerTimeout.nanoseconds / 1_000_000_000) s"))))
+            }
+        }
+    }
+
+    /// Cluster: applies a command another node forwarded because this node owns its shard, and
+    /// answers once it is durable (or refused); ``ForwardAnswer/notOwner`` when this node does not
+    /// serve the shard (any more).
+    func applyForwarded(_ command: ReceiptsCommand, answer: @escaping (ForwardAnswer) -> Void) {
+        schedule(changesState: true) {
+            guard case .owner(let shard) = CommandRoute(command), self.leases?.epoch(serving: shard) != nil else {
+                return answer(.notOwner)
+            }
+            self.apply(command, sink: nil) { answer(ForwardAnswer($0)) }
+        }
     }
 
     /// Reads the engine's state as of every command submitted before, once those are durable. When
@@ -892,15 +937,33 @@ package final class ReceiptsService: Sendable {
     func runCycle(_ others: [JournalEntry]) throws -> CommitBatch {
         try applyCommitted(others)
         for work in state.value.sequencer.takeCycleWork() { work() }
-        let batch = makeBatch(state.value.sequencer.cycleApplied())
+        var batch = makeBatch(state.value.sequencer.cycleApplied())
         state.value.cycleStoredMessages = batch.storedMessageCounts
+        fence(&batch)
         return batch
+    }
+
+    /// Fences `batch` by the shards this node serves among its commands' (``CommandRoute``), at the
+    /// epochs it holds them at: applied as their owner, they are stored only if it still is. Commands
+    /// of shards it does not serve were applied here because nobody else was known to own them.
+    private func fence(_ batch: inout CommitBatch) {
+        guard let leases else { return }
+        for entry in batch.entries {
+            guard case .owner(let shard) = CommandRoute(entry.command), let epoch = leases.epoch(serving: shard) else { continue }
+            batch.fence[shard] = epoch
+        }
+        if !batch.fence.isEmpty { batch.fenceOwner = nodeID }
     }
 
     /// The cycle ended: committed (nil) or failed with `error`.
     func cycleEnded(_ error: StorageError?) {
         let stored = state.value.cycleStoredMessages
         state.value.cycleStoredMessages = [:]
+        if case .fenced(let shards)? = error {
+            metrics.fenceRejections.increment()
+            logger.warning("a commit was fenced: another node owns its shards now", metadata: ["shards": "\(shards.map(\.rawValue))"])
+            leases?.fenced(shards)
+        }
         if let error {
             carryOut(state.value.sequencer.batchFailed(error))
         } else {

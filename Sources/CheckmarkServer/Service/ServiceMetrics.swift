@@ -27,6 +27,8 @@ package final class ServiceMetrics: Sendable {
     /// Cluster: shards this node owns (``ShardLeases``), and leases it lost without handing them over.
     package let shardsOwned: Gauge
     package let shardLeasesLost: Counter
+    package let fenceRejections: Counter
+    package let commandsForwarded: Counter
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
     package let messagesSent: Counter
     private let eventsByType: [String: Counter]
@@ -56,6 +58,8 @@ package final class ServiceMetrics: Sendable {
         "checkmark_channel_unloads_total": "Loaded channels that went back to storage after channel_idle_timeout without watchers or changes.",
         "checkmark_storage_reloads_total": "Times a cluster node reloaded its state from the database after a failed commit cycle.",
         "checkmark_shards_owned": "Shards a cluster node holds under lease (256 shards over the live nodes).",
+        "checkmark_commands_forwarded_total": "Commands a cluster node sent to the owner of their channel's shard instead of applying them itself.",
+        "checkmark_fence_rejections_total": "Commits a cluster node made as a shard's owner that the database refused: another node owned the shard by then.",
         "checkmark_shard_leases_lost_total": "Shard leases a cluster node lost without handing them over: a renewal refused, or not renewed in time.",
         "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
         "checkmark_http_requests_total": "HTTP requests answered, by route name and status (WebSocket upgrades as route connect).",
@@ -103,6 +107,8 @@ package final class ServiceMetrics: Sendable {
         storageReloads = Counter(label: "checkmark_storage_reloads_total", factory: factory)
         shardsOwned = Gauge(label: "checkmark_shards_owned", factory: factory)
         shardLeasesLost = Counter(label: "checkmark_shard_leases_lost_total", factory: factory)
+        fenceRejections = Counter(label: "checkmark_fence_rejections_total", factory: factory)
+        commandsForwarded = Counter(label: "checkmark_commands_forwarded_total", factory: factory)
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)

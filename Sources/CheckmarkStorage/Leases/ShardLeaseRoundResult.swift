@@ -8,10 +8,13 @@ package struct ShardLeaseRoundResult: Sendable, Equatable {
     package var claimed: [ShardID: Int64]
     /// Live nodes, this one included: what an even share of the shards is computed from.
     package var liveNodes: Int
+    /// The shards other live nodes hold under unexpired leases, with their owners, as the round began.
+    package var owners: [ShardID: String]
 
-    package init(renewed: Set<ShardID> = [], claimed: [ShardID: Int64] = [:], liveNodes: Int = 1) {
+    package init(renewed: Set<ShardID> = [], claimed: [ShardID: Int64] = [:], liveNodes: Int = 1, owners: [ShardID: String] = [:]) {
         self.renewed = renewed
         self.claimed = claimed
         self.liveNodes = liveNodes
+        self.owners = owners
     }
 }

@@ -74,9 +74,10 @@ package final class PostgresShardLeases: ShardLeaseStore {
             UPDATE shards SET owner = $1, epoch = shards.epoch + 1, expires_at = now() + make_interval(secs => $2)
             FROM candidates WHERE shards.shard = candidates.shard
             RETURNING shards.shard, shards.epoch)
-        SELECT 0, shard, 0::bigint FROM renewed
-        UNION ALL SELECT 1, shard, epoch FROM claimed
-        UNION ALL SELECT 2, (SELECT count(*) FROM others)::int + 1, 0::bigint
+        SELECT 0, shard, 0::bigint, NULL::text FROM renewed
+        UNION ALL SELECT 1, shard, epoch, NULL FROM claimed
+        UNION ALL SELECT 2, (SELECT count(*) FROM others)::int + 1, 0, NULL
+        UNION ALL SELECT 3, shard, epoch, owner FROM shards WHERE owner IN (SELECT node_id FROM others) AND expires_at > now()
         """
 
     package func leaseRound(_ round: ShardLeaseRound, node: String, leaseSeconds: Double) throws(StorageError) -> ShardLeaseRoundResult {
@@ -102,11 +103,12 @@ package final class PostgresShardLeases: ShardLeaseStore {
                                               closingOnTimeout: open).rows
             var result = ShardLeaseRoundResult()
             for row in rows {
-                let (kind, value, epoch) = try row.decode((Int32, Int32, Int64).self)
+                let (kind, value, epoch, owner) = try row.decode((Int32, Int32, Int64, String?).self)
                 switch kind {
                 case 0: result.renewed.insert(ShardID(Int(value)))
                 case 1: result.claimed[ShardID(Int(value))] = epoch
-                default: result.liveNodes = Int(value)
+                case 2: result.liveNodes = Int(value)
+                default: if let owner { result.owners[ShardID(Int(value))] = owner }
                 }
             }
             return result

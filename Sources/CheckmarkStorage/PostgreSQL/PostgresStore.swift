@@ -501,6 +501,7 @@ package final class PostgresStore: SharedReceiptsStore {
                 batch = try build()
                 built = true
             }
+            try checkFence(of: batch)
             try write(batch)
             try run("COMMIT")
             if let last = batch.entries.last?.seq { notifyCommitted(through: last) }
@@ -509,8 +510,28 @@ package final class PostgresStore: SharedReceiptsStore {
             if !built, let error = error as? StorageError { throw error }
             if !built { throw .unavailable(reason: "\(error)") }
             state.withLock { $0 = .failed }
+            if let error = error as? StorageError, case .fenced = error { throw error }
             throw .commitFailed(reason: Self.describe(error))
         }
+    }
+
+    /// Refuses the batch (``StorageError/fenced(shards:)``) unless its owner still holds every shard
+    /// of its fence at the epoch it holds it at. The rows are locked until the commit ends
+    /// (`FOR SHARE`), so that no node takes one of those shards between the check and the commit.
+    private func checkFence(of batch: CommitBatch) throws {
+        guard !batch.fence.isEmpty else { return }
+        let fence = batch.fence.sorted { $0.key < $1.key }
+        var binds = PostgresBindings()
+        binds.append(batch.fenceOwner)
+        binds.append(fence.map { Int32($0.key.rawValue) })
+        binds.append(fence.map(\.value))
+        let held = Set(try run("""
+            SELECT shards.shard FROM shards JOIN unnest($2::int[], $3::bigint[]) AS f(shard, epoch)
+                ON shards.shard = f.shard AND shards.epoch = f.epoch
+            WHERE shards.owner = $1 FOR SHARE OF shards
+            """, binds).map { ShardID(Int(try $0.decode(Int32.self))) })
+        let lost = fence.map(\.key).filter { !held.contains($0) }
+        if !lost.isEmpty { throw StorageError.fenced(shards: lost) }
     }
 
     /// Runs what `combined` gathered (ending with `final`) and starts it afresh.
@@ -880,6 +901,10 @@ package final class PostgresStore: SharedReceiptsStore {
 
     package func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void) {
         openListener(onAppend, onPeerMessage)
+    }
+
+    package var isListening: Bool {
+        listener.withLock { $0.map { !$0.isClosed } ?? false }
     }
 
     package func notifyPeers(_ message: String) throws(StorageError) {

@@ -11,9 +11,8 @@ import NIOPosix
 /// reports what it owns (`checkmark_shards_owned`) and loses (`checkmark_shard_leases_lost_total`,
 /// one warning per loss). Created, started and stopped on the engine loop.
 ///
-/// In this step of the cluster's design the node's commits do not depend on the shards it owns
-/// (every node still commits any channel's commands under the journal's append lock): a shard to
-/// drain is drained at once, and what is acquired or lost changes nothing else yet.
+/// A shard's commands are applied by its owner (``CommandRoute``) and its commits are fenced by the
+/// epoch it holds the shard at. Every node still commits under the journal's append lock.
 final class ShardLeaseDriver: Sendable {
     static let tickInterval = TimeAmount.milliseconds(100)
 
@@ -30,6 +29,8 @@ final class ShardLeaseDriver: Sendable {
     private final class State {
         var leases: ShardLeases
         var ticker: RepeatedTask?
+        /// Asked to drain shards: calls its second argument once nothing of them is being committed.
+        var drain: ([ShardID], @escaping () -> Void) -> Void = { _, done in done() }
         var stopped: [EventLoopPromise<Void>] = []
         var hasStopped = false
         /// Rounds failed in a row: the first is logged as a warning, the rest at debug level.
@@ -52,9 +53,26 @@ final class ShardLeaseDriver: Sendable {
     /// The shards this node serves now (held, not draining).
     var serving: Set<ShardID> { state.value.leases.serving }
 
-    /// Starts taking and renewing leases.
-    func start() {
+    /// The epoch this node serves `shard` at; nil when it does not serve it (not held, or draining).
+    func epoch(serving shard: ShardID) -> Int64? {
+        let leases = state.value.leases
+        return leases.draining.contains(shard) ? nil : leases.owned[shard]
+    }
+
+    /// The node that held `shard` as the last round said, when another node did.
+    func owner(of shard: ShardID) -> String? {
+        state.value.leases.owners[shard]
+    }
+
+    /// A commit of `shards` was fenced: they are lost.
+    func fenced(_ shards: [ShardID]) {
+        perform(state.value.leases.fenced(shards))
+    }
+
+    /// Starts taking and renewing leases; `drain` is asked to drain shards (see ``State/drain``).
+    func start(drain: @escaping ([ShardID], @escaping () -> Void) -> Void) {
         guard state.value.ticker == nil else { return }
+        state.value.drain = drain
         state.value.ticker = engineLoop.scheduleRepeatedTask(initialDelay: .zero, delay: Self.tickInterval) { _ in
             self.perform(self.state.value.leases.tick(at: self.now))
         }
@@ -91,8 +109,7 @@ final class ShardLeaseDriver: Sendable {
             case .acquired(let shards):
                 logger.info("took shard leases", metadata: ["shards": "\(shards.count)", "owned": "\(state.value.leases.owned.count)"])
             case .drain(let shards):
-                // Nothing commits per shard yet: drained as soon as asked.
-                perform(state.value.leases.drained(shards))
+                state.value.drain(shards) { self.perform(self.state.value.leases.drained(shards)) }
             case .lost(let shards):
                 metrics.shardLeasesLost.increment(by: Int64(shards.count))
                 logger.warning("lost shard leases", metadata: ["shards": "\(shards.map(\.rawValue))", "owned": "\(state.value.leases.owned.count)"])

@@ -57,6 +57,9 @@ struct ShardLeases {
     private var releasable: Set<ShardID> = []
     /// The live nodes, this one included, as the last round said.
     private(set) var liveNodes = 1
+    /// The shards other nodes held, with their owners, as the last round said (where to send a
+    /// shard's commands; the owner says so when it no longer holds one).
+    private(set) var owners: [ShardID: String] = [:]
     /// The round being run, and when it started.
     private var inFlight: (round: ShardLeaseRound, startedAt: Duration)?
     /// When each held lease is surely still valid until (by this node's clock).
@@ -95,6 +98,7 @@ struct ShardLeases {
         guard let (round, startedAt) = inFlight else { return [] }
         inFlight = nil
         liveNodes = max(result.liveNodes, 1)
+        owners = result.owners
         var actions: [Action] = []
         // Renewals the table refused: another node holds those shards now.
         var lost: [ShardID] = []
