@@ -1,4 +1,5 @@
 import CheckmarkCore
+import NIOCore
 
 /// A store that several Checkmark nodes share. The database orders every node's commands in one
 /// journal: a node appends only while it holds the journal's append lock, after applying what the
@@ -20,6 +21,10 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// the notification connection was (re)established, when some notifications may have been missed;
     /// and `onPeerMessage` with every message a node sent with ``notifyPeers(_:)`` (its own included).
     func startListening(onAppend: @escaping @Sendable (Int64) -> Void, onPeerMessage: @escaping @Sendable (String) -> Void)
+    /// Sends `messages` (each at most ``maxPeerMessageBytes``) as ``notifyPeers(_:)`` does, at once
+    /// and without blocking: on the notification connection, so that they never wait behind a commit
+    /// (nil when that connection is down: the caller sends them with ``notifyPeers(_:)``).
+    func sendToPeers(_ messages: [String]) -> EventLoopFuture<Void>?
     /// Whether the notification connection is up: messages from other nodes reach this one.
     var isListening: Bool { get }
     /// Sends `message` (at most ``maxPeerMessageBytes``) to every listening node, at once (not

@@ -195,11 +195,18 @@ final class ClusterCommitDriver: Sendable {
         }
     }
 
-    /// Sends `messages` to the other nodes from the writer thread (between commits); a message that
-    /// cannot be sent is logged: presence heals with the next change, heartbeats with the next beat.
+    /// Sends `messages` to the other nodes, on the notification connection (or, while it is down, from
+    /// the writer thread between commits); a message that cannot be sent is logged: presence heals
+    /// with the next change, heartbeats with the next beat, a forwarded command times out.
     private func tellPeers(_ messages: [String], about failure: Logger.Message = "cannot reach other nodes") {
         guard !messages.isEmpty else { return }
         let shared = self.shared
+        // At once on the notification connection when it is up: a forwarded command and its answer
+        // must not wait for the commit cycle that holds the writer.
+        if let sent = shared.sendToPeers(messages) {
+            sent.whenFailure { error in self.logger.warning(failure, metadata: ["error": "\(error)"]) }
+            return
+        }
         writer.runIfActive(eventLoop: engineLoop) { for message in messages { try shared.notifyPeers(message) } }.whenFailure { error in
             self.logger.warning(failure, metadata: ["error": "\(error)"])
         }

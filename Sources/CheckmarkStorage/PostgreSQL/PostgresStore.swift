@@ -903,6 +903,20 @@ package final class PostgresStore: SharedReceiptsStore {
         openListener(onAppend, onPeerMessage)
     }
 
+    package func sendToPeers(_ messages: [String]) -> EventLoopFuture<Void>? {
+        guard let connection = listener.withLock({ $0 }), !connection.isClosed, !messages.isEmpty else { return nil }
+        guard let large = messages.first(where: { $0.utf8.count > Self.maxPeerMessageBytes }) else {
+            var binds = PostgresBindings()
+            binds.append(peerChannel)
+            binds.append(messages)
+            // One statement for them all, in order.
+            return connection.query(PostgresQuery(unsafeSQL: "SELECT pg_notify($1, m) FROM (SELECT m FROM unnest($2::text[]) WITH ORDINALITY AS u(m, i) ORDER BY i) AS s",
+                                                  binds: binds), logger: logger).map { _ in }
+        }
+        return connection.eventLoop.makeFailedFuture(
+            StorageError.unavailable(reason: "peer message of \(large.utf8.count) bytes is over \(Self.maxPeerMessageBytes)"))
+    }
+
     package var isListening: Bool {
         listener.withLock { $0.map { !$0.isClosed } ?? false }
     }
