@@ -501,7 +501,6 @@ package final class PostgresStore: SharedReceiptsStore {
                 batch = try build()
                 built = true
             }
-            try checkFence(of: batch)
             try write(batch)
             try run("COMMIT")
             if let last = batch.entries.last?.seq { notifyCommitted(through: last) }
@@ -515,25 +514,6 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// Refuses the batch (``StorageError/fenced(shards:)``) unless its owner still holds every shard
-    /// of its fence at the epoch it holds it at. The rows are locked until the commit ends
-    /// (`FOR SHARE`), so that no node takes one of those shards between the check and the commit.
-    private func checkFence(of batch: CommitBatch) throws {
-        guard !batch.fence.isEmpty else { return }
-        let fence = batch.fence.sorted { $0.key < $1.key }
-        var binds = PostgresBindings()
-        binds.append(batch.fenceOwner)
-        binds.append(fence.map { Int32($0.key.rawValue) })
-        binds.append(fence.map(\.value))
-        let held = Set(try run("""
-            SELECT shards.shard FROM shards JOIN unnest($2::int[], $3::bigint[]) AS f(shard, epoch)
-                ON shards.shard = f.shard AND shards.epoch = f.epoch
-            WHERE shards.owner = $1 FOR SHARE OF shards
-            """, binds).map { ShardID(Int(try $0.decode(Int32.self))) })
-        let lost = fence.map(\.key).filter { !held.contains($0) }
-        if !lost.isEmpty { throw StorageError.fenced(shards: lost) }
-    }
-
     /// Runs what `combined` gathered (ending with `final`) and starts it afresh.
     private func flush(_ combined: inout PostgresCombinedWrite, final: String = "SELECT 1") throws {
         defer { combined = PostgresCombinedWrite() }
@@ -543,6 +523,41 @@ package final class PostgresStore: SharedReceiptsStore {
         _ = try wait(connection.query(combined.query(final: final), logger: logger))
     }
 
+    /// As ``flush(_:final:)``, and checks the batch's fence, the first part of `combined` when
+    /// `fence` names its shards (then cleared: the rows stay locked until the commit ends).
+    /// - Throws: ``StorageError/fenced(shards:)`` for the shards no longer held at their epochs: the
+    ///   caller rolls back what the statement wrote.
+    private func flush(_ combined: inout PostgresCombinedWrite, fence: inout [ShardID]?) throws {
+        guard let shards = fence else { return try flush(&combined) }
+        defer { combined = PostgresCombinedWrite() }
+        fence = nil
+        let connection = self.connection
+        guard !connection.isClosed else { throw StorageError.unavailable(reason: "the connection to \(location) is closed") }
+        let rows = try wait(connection.query(combined.query(final: "SELECT shard FROM w0"), logger: logger)).rows
+        let held = Set(try rows.map { ShardID(Int(try $0.decode(Int32.self))) })
+        let lost = shards.filter { !held.contains($0) }
+        if !lost.isEmpty { throw StorageError.fenced(shards: lost) }
+    }
+
+    /// Adds the batch's fence as the first part of `combined`: the shards its owner still holds at
+    /// the epochs it applied their commands at, locked (`FOR SHARE`) until the commit ends, so that
+    /// no node takes one of them between the check and the commit. Returns the shards to check (nil
+    /// for a batch without a fence).
+    private func addFence(of batch: CommitBatch, to combined: inout PostgresCombinedWrite) -> [ShardID]? {
+        guard !batch.fence.isEmpty else { return nil }
+        precondition(combined.isEmpty, "the fence is the statement's first part")
+        let fence = batch.fence.sorted { $0.key < $1.key }
+        let owner = combined.placeholder(binding: batch.fenceOwner)
+        combined.add(columns: 2, { rows in """
+            SELECT shards.shard FROM shards JOIN \(rows) AS f(shard, epoch) ON shards.shard = f.shard AND shards.epoch = f.epoch
+            WHERE shards.owner = \(owner) FOR SHARE OF shards
+            """ }, bind: { binds in
+            binds.append(fence.map { Int32($0.key.rawValue) })
+            binds.append(fence.map(\.value))
+        })
+        return fence.map(\.key)
+    }
+
     /// Writes the batch in as few statements as it can (one for a commit without channel rewrites or
     /// members whose passes are rewritten). Every table's rows go in as array parameters. The pass
     /// ledger moves on as the batch is written: a commit that fails fails the store, and the node
@@ -550,6 +565,7 @@ package final class PostgresStore: SharedReceiptsStore {
     private func write(_ batch: CommitBatch) throws {
         let passes = try passLedger.withLock { ledger in try writePasses(of: batch, ledger: &ledger) }
         var combined = PostgresCombinedWrite()
+        var fence = addFence(of: batch, to: &combined)
         let entries = batch.entries
         PostgresTableBinder(StateTables.journal).insert(entries, upsert: false, into: &combined)
         let events = entries.flatMap { entry in entry.events.map { (commandSeq: entry.seq, event: $0) } }
@@ -560,7 +576,7 @@ package final class PostgresStore: SharedReceiptsStore {
         if !channels.isEmpty {
             PostgresTableBinder(StateTables.channels).insert(channels, upsert: true, into: &combined)
             // On its own: the rows it deletes are inserted again below.
-            try flush(&combined)
+            try flush(&combined, fence: &fence)
             var cids = PostgresBindings()
             cids.append(channels.map(\.cid.description))
             try run("DELETE FROM members WHERE cid = ANY($1)", cids)
@@ -584,7 +600,7 @@ package final class PostgresStore: SharedReceiptsStore {
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
         PostgresTableBinder(StateTables.counters).insert(batch.counterRows, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
-        try flush(&combined)
+        try flush(&combined, fence: &fence)
     }
 
     /// The pass rows `batch` adds: every pass of a rewritten channel's members (the channel's rows
