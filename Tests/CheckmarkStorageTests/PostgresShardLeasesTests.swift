@@ -62,24 +62,27 @@ struct PostgresShardLeasesTests {
         }
     }
 
+    /// A node whose session ended is dead once its last round is two renew intervals old (2 s at a
+    /// 5 s lease: time for a live node to reconnect its session), not when its leases run out.
     @Test func aNodeWhoseSessionEndedIsPassedOverWithoutWaitingForItsLeases() throws {
         try Self.withLeases(2) { stores, _ in
             _ = try stores[0].leaseRound(ShardLeaseRound(claim: 128), node: "a", leaseSeconds: 60)
-            _ = try stores[1].leaseRound(ShardLeaseRound(claim: 128), node: "b", leaseSeconds: 60)
-            #expect(try stores[1].leaseRound(ShardLeaseRound(), node: "b", leaseSeconds: 60).owners.count == 128)
+            _ = try stores[1].leaseRound(ShardLeaseRound(claim: 128), node: "b", leaseSeconds: 5)
+            #expect(try stores[1].leaseRound(ShardLeaseRound(), node: "b", leaseSeconds: 5).owners.count == 128)
+            let closed = ContinuousClock.now
             stores[0].close()
-            // The server notices the closed socket within moments; the leases had a minute to run.
             // A dead node's shards are no longer said to be its (nothing is sent to it).
             var listed = 128
-            for _ in 0..<50 where listed > 0 {
-                listed = try stores[1].leaseRound(ShardLeaseRound(), node: "b", leaseSeconds: 60).owners.count
+            for _ in 0..<100 where listed > 0 {
+                listed = try stores[1].leaseRound(ShardLeaseRound(), node: "b", leaseSeconds: 5).owners.count
                 if listed > 0 { Thread.sleep(forTimeInterval: 0.05) }
             }
             #expect(listed == 0)
+            #expect(ContinuousClock.now - closed > .milliseconds(1_500), "not before its grace")
             var taken: [ShardID: Int64] = [:]
             var live = 0
             for _ in 0..<50 where taken.count < 128 {
-                let round = try stores[1].leaseRound(ShardLeaseRound(claim: 128 - taken.count), node: "b", leaseSeconds: 60)
+                let round = try stores[1].leaseRound(ShardLeaseRound(claim: 128 - taken.count), node: "b", leaseSeconds: 5)
                 taken.merge(round.claimed) { $1 }
                 live = round.liveNodes
                 if taken.count < 128 { Thread.sleep(forTimeInterval: 0.05) }
@@ -87,6 +90,7 @@ struct PostgresShardLeasesTests {
             #expect(taken.count == 128)
             #expect(Set(taken.values) == [2])
             #expect(live == 1)
+            #expect(ContinuousClock.now - closed < .seconds(10), "the leases had a minute to run")
         }
     }
 

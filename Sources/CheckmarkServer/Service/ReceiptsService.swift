@@ -295,8 +295,7 @@ package final class ReceiptsService: Sendable {
               state.value.sequencer.admission(isDisconnect: false) == nil else {
             return false
         }
-        metrics.commandsForwarded.increment()
-        return cluster.forward(command, to: owner) { answer in
+        let forwarded = cluster.forward(command, to: owner) { answer in
             switch answer {
             case .notOwner?:
                 self.schedule(changesState: true) { self.apply(command, sink: nil, complete: complete) }
@@ -307,6 +306,8 @@ package final class ReceiptsService: Sendable {
                     reason: "the owner of \(shard) did not answer within \(Self.forwardAnswerTimeout.nanoseconds / 1_000_000_000) s"))))
             }
         }
+        if forwarded { metrics.commandsForwarded.increment() }
+        return forwarded
     }
 
     /// Cluster: applies a command another node forwarded because this node owns its shard, and
@@ -314,7 +315,10 @@ package final class ReceiptsService: Sendable {
     /// serve the shard (any more).
     func applyForwarded(_ command: ReceiptsCommand, answer: @escaping (ForwardAnswer) -> Void) {
         schedule(changesState: true) {
-            guard case .owner(let shard) = CommandRoute(command), self.leases?.epoch(serving: shard) != nil else {
+            // Not serving it, or not taking commands (storage failed, reloading, stopping): the asking
+            // node applies it itself.
+            guard case .owner(let shard) = CommandRoute(command), self.leases?.epoch(serving: shard) != nil,
+                  self.state.value.sequencer.admission(isDisconnect: false) == nil else {
                 return answer(.notOwner)
             }
             self.apply(command, sink: nil) { answer(ForwardAnswer($0)) }

@@ -45,7 +45,11 @@ package final class PostgresShardLeases: ShardLeaseStore {
     /// The statement of a round. Every part runs in one snapshot, so the candidates for claiming
     /// exclude the shards this round renews or releases; `FOR UPDATE SKIP LOCKED` keeps two nodes
     /// claiming at once from taking the same shard (a row another round holds is left for later, and
-    /// one it changed is checked again against the conditions).
+    /// one it changed is checked again against the conditions). A node is dead when its last round
+    /// is older than a lease, or when its session is gone and its last round older than
+    /// ``sessionGraceFraction`` of a lease (a node reconnecting its session is not dead); an owner
+    /// the snapshot does not know yet (a node that has just started) is alive. Renewals lock their
+    /// rows in shard order, as a commit's fence does, so that the two never deadlock.
     static let roundSQL = """
         WITH me AS (
             INSERT INTO cluster_nodes (node_id, backend_pid, seen_at) VALUES ($1, pg_backend_pid(), now())
@@ -54,11 +58,16 @@ package final class PostgresShardLeases: ShardLeaseStore {
         others AS (
             SELECT n.node_id FROM cluster_nodes AS n
             WHERE n.node_id <> $1 AND n.seen_at > now() - make_interval(secs => $2)
-              AND (n.seen_at < pg_postmaster_start_time() OR EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = n.backend_pid))),
+              AND (n.seen_at < pg_postmaster_start_time() OR n.seen_at > now() - make_interval(secs => $2 * \(sessionGraceFraction))
+                   OR EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = n.backend_pid))),
+        dead AS (
+            SELECT node_id FROM cluster_nodes WHERE node_id <> $1 AND node_id NOT IN (SELECT node_id FROM others)),
         renewed AS (
             UPDATE shards SET expires_at = now() + make_interval(secs => $2)
-            FROM unnest($3::int[], $4::bigint[]) AS r(shard, epoch)
-            WHERE shards.shard = r.shard AND shards.epoch = r.epoch AND shards.owner = $1
+            WHERE shard IN (
+                SELECT s.shard FROM shards AS s JOIN unnest($3::int[], $4::bigint[]) AS r(shard, epoch)
+                    ON s.shard = r.shard AND s.epoch = r.epoch
+                WHERE s.owner = $1 ORDER BY s.shard FOR UPDATE OF s)
             RETURNING shards.shard),
         released AS (
             UPDATE shards SET owner = NULL, expires_at = NULL
@@ -67,7 +76,7 @@ package final class PostgresShardLeases: ShardLeaseStore {
             RETURNING shards.shard),
         candidates AS (
             SELECT shard FROM shards
-            WHERE (owner IS NULL OR owner = $1 OR expires_at <= now() OR owner NOT IN (SELECT node_id FROM others))
+            WHERE (owner IS NULL OR owner = $1 OR expires_at <= now() OR owner IN (SELECT node_id FROM dead))
               AND shard <> ALL($3::int[]) AND shard <> ALL($5::int[])
             ORDER BY shard LIMIT $7 FOR UPDATE SKIP LOCKED),
         claimed AS (
@@ -79,6 +88,10 @@ package final class PostgresShardLeases: ShardLeaseStore {
         UNION ALL SELECT 2, (SELECT count(*) FROM others)::int + 1, 0, NULL
         UNION ALL SELECT 3, shard, epoch, owner FROM shards WHERE owner IN (SELECT node_id FROM others) AND expires_at > now()
         """
+
+    /// How long, as a fraction of a lease, a node whose session is gone still counts as live: two
+    /// renew intervals (a fifth of a lease each), time for it to reconnect and say so.
+    static let sessionGraceFraction = 0.4
 
     package func leaseRound(_ round: ShardLeaseRound, node: String, leaseSeconds: Double) throws(StorageError) -> ShardLeaseRoundResult {
         guard !closed.withLock({ $0 }) else { throw .closed }
@@ -113,8 +126,10 @@ package final class PostgresShardLeases: ShardLeaseStore {
             }
             return result
         } catch {
-            // The session may be half-dead: the next round starts another.
-            let lost = connection.withLock { current in
+            // A statement the database refused (a deadlock, say) leaves the session as it was: it is
+            // what marks this node live. Otherwise it may be half-dead: the next round starts another.
+            let refusedByTheDatabase = (error as? PSQLError)?.serverInfo != nil
+            let lost = refusedByTheDatabase ? nil : connection.withLock { current in
                 defer { current = nil }
                 return current
             }

@@ -550,7 +550,7 @@ package final class PostgresStore: SharedReceiptsStore {
         let owner = combined.placeholder(binding: batch.fenceOwner)
         combined.add(columns: 2, { rows in """
             SELECT shards.shard FROM shards JOIN \(rows) AS f(shard, epoch) ON shards.shard = f.shard AND shards.epoch = f.epoch
-            WHERE shards.owner = \(owner) FOR SHARE OF shards
+            WHERE shards.owner = \(owner) ORDER BY shards.shard FOR SHARE OF shards
             """ }, bind: { binds in
             binds.append(fence.map { Int32($0.key.rawValue) })
             binds.append(fence.map(\.value))

@@ -176,7 +176,8 @@ struct ShardLeases {
                 round.renew[shard] = epoch
             }
         }
-        // Claims wait for drains to end, and for the node to know how many nodes there are.
+        // Claims wait for drains to end. A node's first round asks for every shard and gets the free
+        // ones (nothing of live nodes): alone, it takes them all; then it learns how many nodes there are.
         if draining.isEmpty && !stopping { round.claim = max(0, target - owned.count) }
         inFlight = (round, now)
         nextRoundAt = now + settings.renewInterval
