@@ -1,3 +1,5 @@
+import CheckmarkCore
+
 /// The named load shapes of `checkmark bench`, each built as a ``Workload`` from its parameters.
 package enum LoadScenario {
     /// `broadcast`: `connections` users, `channels` channels of `membersPerChannel` members each (or
@@ -65,18 +67,5 @@ package enum LoadScenario {
         var publishers: [Int: [Int]] = [:]
         for (index, members) in channels.enumerated() where !members.isEmpty { publishers[members[0], default: []].append(index) }
         return publishers
-    }
-}
-
-/// A small deterministic generator, so that a scenario with the same seed has the same shape.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

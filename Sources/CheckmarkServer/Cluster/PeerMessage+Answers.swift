@@ -6,10 +6,14 @@ import CheckmarkCore
 extension PeerMessage {
     static func write(_ answer: ForwardAnswer, into w: inout JSONWriter) {
         switch answer {
+        case .applied(.user), .applied(.channelType):
+            // Not the result of any command a shard's owner is asked to apply (``CommandRoute``).
+            w.field("answer", "failed")
+            w.field("detail", "the owner's result cannot be forwarded")
         case .applied(let result):
             w.field("answer", "applied")
             switch result {
-            case .none:
+            case .none, .user, .channelType:
                 break
             case .message(let message):
                 // The text stays behind: the asking node has it in its draft.
@@ -24,10 +28,6 @@ extension PeerMessage {
             case .channel(let cid, let created):
                 w.field("cid", cid.description)
                 w.field("created", created)
-            case .user, .channelType:
-                // Not the result of any command a shard's owner is asked to apply (``CommandRoute``).
-                w.field("answer", "failed")
-                w.field("detail", "the owner's result cannot be forwarded")
             }
         case .unchanged:
             w.field("answer", "unchanged")
