@@ -18,8 +18,6 @@ package struct CommitBatch: Sendable {
     package var threadReads: [ThreadReadRow] = []
     /// The counts of the threads the batch's new messages reply to.
     package var threads: [(cid: ChannelCID, parentID: String, replyCount: Int, countableReplies: Int)] = []
-    package var generatedMessageIDs: Int = 0
-    package var clock = Timestamp(rawValue: 0)
     /// Cluster: the shards whose owner applied the batch's commands, at the epochs it holds them at,
     /// and that owner. The commit writes nothing unless the node still owns every one at its epoch.
     package var fence: [ShardID: Int64] = [:]
@@ -79,8 +77,6 @@ package struct CommitBatch: Sendable {
             threadReads.append(ThreadReadRow(cid: key.cid, parentID: key.parentID, userID: key.userID, read: read,
                                              repliesSeen: thread.countableReplies))
         }
-        generatedMessageIDs = engine.generatedMessageIDs
-        clock = engine.clock
     }
 
     /// Per channel, how many of its messages are stored once the batch is durable (its newest
@@ -89,15 +85,6 @@ package struct CommitBatch: Sendable {
         var counts: [ChannelCID: Int] = [:]
         for (position, message, _) in messages { counts[message.cid] = max(counts[message.cid] ?? 0, position + 1) }
         return counts
-    }
-
-    /// The counters the batch sets: the generated-id counter and the clock always, the last journal
-    /// and event sequences when it has entries and events.
-    var counterRows: [StateTables.CounterRow] {
-        var rows: [StateTables.CounterRow] = [("generated_message_ids", Int64(generatedMessageIDs)), ("clock", clock.rawValue)]
-        if let last = entries.last?.seq { rows.append(("last_seq", last)) }
-        if let last = entries.last(where: { !$0.events.isEmpty })?.events.last?.seq { rows.append(("last_event_seq", last)) }
-        return rows
     }
 
     /// Each channel's last event sequence in the batch.

@@ -139,7 +139,6 @@ struct TouchedRowsTests {
                 }
             }
         }
-        footprint.counters = old.generatedMessageIDs != new.generatedMessageIDs
         return footprint
     }
 

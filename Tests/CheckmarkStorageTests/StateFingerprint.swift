@@ -27,6 +27,5 @@ func fingerprint(_ engine: ReceiptsEngine) -> String {
             for userID in thread.reads.keys.sorted() { lines.append("    read \(userID) \(thread.reads[userID]!)") }
         }
     }
-    lines.append("counters \(engine.generatedMessageIDs) \(engine.clock.rawValue)")
     return lines.joined(separator: "\n")
 }

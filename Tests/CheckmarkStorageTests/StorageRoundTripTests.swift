@@ -77,6 +77,8 @@ struct StorageRoundTripTests {
         let restored = ReceiptsEngine(restoring: stored.snapshot)
         #expect(fingerprint(restored) == fingerprint(engine))
         #expect(stored.lastSeq == seq)
+        // The clock is the newest entry's time (the history ends with a command that is journaled).
+        #expect(restored.clock == engine.clock)
         // Queries answer alike too.
         #expect(try restored.readStates(of: Self.general, viewer: "carol") == engine.readStates(of: Self.general, viewer: "carol"))
         #expect(try restored.unreadChannels(of: "alice") == engine.unreadChannels(of: "alice"))
@@ -217,8 +219,12 @@ struct StorageRoundTripTests {
         if let sqlite {  // export says all of it is gone
             #expect(try sqlite.prunedHistory() == PrunedHistory(commandsBefore: seq + 1, channels: [.init(cid: Self.general, throughChannelSeq: 10)]))
         }
-        // The sequence goes on from where it was: the counters are not part of the history.
-        #expect(try store.load().lastSeq == seq)
+        // The sequences and the clock go on from where they were: retention kept them before it
+        // removed the entries they are read from.
+        let stored = try store.load()
+        #expect(stored.lastSeq == seq)
+        #expect(stored.lastEventSeq == 10)
+        #expect(stored.snapshot.clock == Timestamp(rawValue: 10))
     }
 
     /// Issue 44: count retention bounds the commands too. A command goes once none of its events is

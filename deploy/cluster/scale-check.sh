@@ -8,7 +8,10 @@
 # 30% send), SECONDS (30) measured, for N in NODE_COUNTS (1 2 4), each on a fresh schema.
 #
 # Prints, per N: acknowledged commands/s, PostgreSQL's committed transactions/s, the machine's CPU
-# use, and the most advisory-lock waits seen in one sample (every 0.2 s). Then the gate of issue 45:
+# use, and the most advisory-lock waits seen in one sample (every 0.2 s); and, 2 s after the load,
+# whether every user's totals (`GET /unread` and a new connection's `health.check`, on the user's
+# node) equal an oracle over the stored members and messages: any difference fails the check,
+# whatever GATE says. Then the gate of issue 45:
 # N=2 at least 1.8x N=1, N=4 at least 3.0x N=1, no advisory-lock waits; exits 1 when it fails. If the
 # CPU passes 80%, the delay is too small for this machine: raise it, never lower the gate.
 #
@@ -106,6 +109,7 @@ cpu_busy() {  # busy and total jiffies of the whole machine
 
 declare -A rate
 waits_total=0
+totals_failed=0
 for count in $counts; do
     schema=scale_$count
     start_nodes "$count" "$schema"
@@ -127,6 +131,17 @@ for count in $counts; do
     wait "$sampler" 2>/dev/null || true
     read -r busy_after total_after < <(cpu_busy)
     commits_after=$(psql_checkmark "SELECT xact_commit FROM pg_stat_database WHERE datname = 'checkmark'")
+    # Totals: 2 s after the load, every user's totals as its node gives them equal what the stored
+    # members and messages say (a member's unread messages: the channel's countable messages of
+    # others from its read position on).
+    sleep 2
+    psql_checkmark "SELECT coalesce(json_object_agg(user_id, json_build_array(total, channels)), '{}') FROM (
+        SELECT m.user_id, sum(u.n) AS total, count(*) FILTER (WHERE u.n > 0) AS channels FROM $schema.members m
+        CROSS JOIN LATERAL (SELECT count(*) AS n FROM $schema.messages g WHERE g.cid = m.cid AND g.position >= m.read_position
+            AND g.user_id <> m.user_id AND NOT g.silent AND (g.parent_id IS NULL OR g.show_in_channel)) u
+        GROUP BY m.user_id) t" > "$dir/oracle-$count.json"
+    totals=$(python3 deploy/cluster/scale-load.py totals --nodes "$joined" --channels "$channels" --api-key $key --api-secret $secret \
+        --oracle "$dir/oracle-$count.json")
     stop_nodes
     acknowledged=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["acknowledged_per_second"])' "$result")
     errors=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["errors"])' "$result")
@@ -140,6 +155,12 @@ for count in $counts; do
     line="N=$count: $acknowledged acknowledged commands/s ($per_node per node), errors $errors; PostgreSQL $commits commits/s; CPU ${cpu}%; advisory-lock waits at most ${waits:-0} in a sample"
     echo "$line"
     [ "$cpu" -le 80 ] || echo "  CPU passed 80%: raise DELAY_MS, never lower the gate"
+    mismatched=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["mismatches"])' "$totals")
+    echo "  totals 2 s after the load: $mismatched of $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["users"])' "$totals") users differ from the stored rows"
+    if [ "$mismatched" -gt 0 ]; then
+        python3 -c 'import json,sys; print("\n".join("    " + m for m in json.loads(sys.argv[1])["first_mismatches"]))' "$totals"
+        totals_failed=1
+    fi
 done
 
 echo
@@ -160,4 +181,6 @@ if [ "$waits_total" -gt 0 ]; then
     echo "advisory-lock waits seen in $waits_total sampled lock requests: FAIL"
     pass=0
 fi
+# Totals are exact whatever the gate: a mismatch fails the check.
+[ "$totals_failed" -eq 0 ] || { echo "totals differ from the stored rows: FAIL"; exit 1; }
 [ "$pass" -eq 1 ] || [ "${GATE:-1}" = 0 ] || exit 1

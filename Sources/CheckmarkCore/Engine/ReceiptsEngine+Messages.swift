@@ -94,11 +94,11 @@ extension ReceiptsEngine {
             guard channel.messages.position(of: given) == nil else { throw .duplicate("message \(given) in \(cid)") }
             id = given
         } else {
-            repeat {
-                generatedMessageIDs += 1
-            } while channel.messages.position(of: "\(cid.id)-\(generatedMessageIDs)") != nil
-            touched.counters = true
-            id = "\(cid.id)-\(generatedMessageIDs)"
+            // Numbered within the channel, from its state alone: the same on every node that applies
+            // the command, with no counter shared between channels.
+            var number = channel.messages.count + 1
+            while channel.messages.position(of: "\(cid.id)-\(number)") != nil { number += 1 }
+            id = "\(cid.id)-\(number)"
         }
         let createdAt = channel.messages.lastCreatedAt.map { max(now, $0.successor) } ?? now
         return Message(

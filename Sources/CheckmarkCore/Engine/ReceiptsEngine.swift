@@ -23,15 +23,13 @@ public struct ReceiptsEngine: Sendable {
     var slotTotals: [UnreadCounts] = []
     /// Each user's slot in ``slotTotals`` (a user gets one when it first needs totals).
     var totalsSlots: [String: TotalsSlot] = [:]
-    /// Counter behind generated message ids.
-    public internal(set) var generatedMessageIDs = 0
     /// The latest time seen: commands given an earlier time are applied at this one, so the core's
     /// time never runs backwards even when the caller's clock does.
     public internal(set) var clock = Timestamp(rawValue: 0)
     /// The durable rows the last applied command changed (until ``takeFootprint(into:)`` takes them),
     /// noted at each place the engine changes one; each command starts a new record, so it never
-    /// grows past one command's rows. The clock, moved by every command, is not noted: storage writes
-    /// it with every batch. A refused command notes nothing: commands validate before they change
+    /// grows past one command's rows. The clock, moved by every command, is not noted: storage keeps
+    /// it as the time of the newest journal entry. A refused command notes nothing: commands validate before they change
     /// anything.
     package internal(set) var touched = StateFootprint()
     /// Channels one connection may watch; one more is `too_many_watched_channels`. A setting of the
@@ -52,9 +50,22 @@ public struct ReceiptsEngine: Sendable {
 
     public init() {}
 
-    /// Applies one command at `now`.
+    /// Applies one command at `time`, or at ``clock`` when `time` is earlier.
     /// - Returns: the outcome, or the reason the command was refused (state unchanged).
     public mutating func apply(_ command: ReceiptsCommand, at time: Timestamp) -> Result<ReceiptsOutcome, ReceiptsError> {
+        apply(command, at: time, exactly: false)
+    }
+
+    /// Applies a command as the engine that first applied it did, at `time`, the time that engine
+    /// applied it at (a journal entry's), even when this engine's ``clock`` is past it: the commands
+    /// of other channels may have reached this engine in another order, and must not change the times
+    /// this one's state records.
+    /// - Returns: the outcome, or the reason the command was refused (state unchanged).
+    public mutating func replay(_ command: ReceiptsCommand, at time: Timestamp) -> Result<ReceiptsOutcome, ReceiptsError> {
+        apply(command, at: time, exactly: true)
+    }
+
+    private mutating func apply(_ command: ReceiptsCommand, at time: Timestamp, exactly: Bool) -> Result<ReceiptsOutcome, ReceiptsError> {
         if !dormantChannels.isEmpty {
             do throws(ReceiptsError) {
                 let dormant = try channelsToLoad(for: command)
@@ -64,9 +75,9 @@ public struct ReceiptsEngine: Sendable {
                 return .failure(error)
             }
         }
-        let now = max(time, clock)
+        let now = exactly ? time : max(time, clock)
         if !touched.isEmpty { touched.removeAll(keepingCapacity: true) }
-        clock = now
+        clock = max(now, clock)
         do throws(ReceiptsError) {
             switch command {
             case .upsertUser(let user): return .success(try upsertUser(user, at: now))

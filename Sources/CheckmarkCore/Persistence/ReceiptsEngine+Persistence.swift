@@ -21,7 +21,6 @@ extension ReceiptsEngine {
             }
             dormantChannels[dormant.cid] = dormant
         }
-        generatedMessageIDs = snapshot.generatedMessageIDs
         clock = snapshot.clock
     }
 
@@ -138,7 +137,7 @@ extension ReceiptsEngine {
             channelTypes: channelTypes.values.sorted { $0.name < $1.name },
             channels: channels.values.sorted { $0.cid < $1.cid },
             dormantChannels: dormantChannels.values.sorted { $0.cid < $1.cid },
-            generatedMessageIDs: generatedMessageIDs, clock: clock)
+            clock: clock)
     }
 
     /// Hands over the durable rows the last command changed (``touched``), adding them to `footprint`

@@ -7,18 +7,15 @@ package struct ReceiptsSnapshot: Sendable {
     package var channels: [Channel]
     /// Channels left in storage until first needed (``DormantChannel``).
     package var dormantChannels: [DormantChannel]
-    /// Counter behind generated message ids.
-    package var generatedMessageIDs: Int
     /// The core's clock: restored so time never runs backwards across a restart.
     package var clock: Timestamp
 
     package init(users: [User] = [], channelTypes: [ChannelType] = [], channels: [Channel] = [], dormantChannels: [DormantChannel] = [],
-                generatedMessageIDs: Int = 0, clock: Timestamp = Timestamp(rawValue: 0)) {
+                clock: Timestamp = Timestamp(rawValue: 0)) {
         self.users = users
         self.channelTypes = channelTypes
         self.channels = channels
         self.dormantChannels = dormantChannels
-        self.generatedMessageIDs = generatedMessageIDs
         self.clock = clock
     }
 }

@@ -42,13 +42,11 @@ package struct StateFootprint: Sendable, Hashable {
     package var messages: Set<MessageKey> = []
     /// Thread read states (a rewritten channel rewrites all of its own).
     package var threadReads: Set<ThreadReadKey> = []
-    /// The generated-id counter (the clock and the journal's counters are written with every batch).
-    package var counters = false
 
     package init() {}
 
     package var isEmpty: Bool {
-        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && threadReads.isEmpty && !counters
+        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && threadReads.isEmpty
     }
 
     /// The channels any noted row belongs to.
@@ -68,7 +66,6 @@ package struct StateFootprint: Sendable, Hashable {
         members.removeAll(keepingCapacity: keepingCapacity)
         messages.removeAll(keepingCapacity: keepingCapacity)
         threadReads.removeAll(keepingCapacity: keepingCapacity)
-        counters = false
     }
 
     /// Adds another command's rows (a batch writes the union once).
@@ -79,6 +76,5 @@ package struct StateFootprint: Sendable, Hashable {
         members.formUnion(other.members)
         messages.formUnion(other.messages)
         threadReads.formUnion(other.threadReads)
-        counters = counters || other.counters
     }
 }

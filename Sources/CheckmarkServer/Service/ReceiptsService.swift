@@ -993,7 +993,7 @@ package final class ReceiptsService: Sendable {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
             }
             cluster?.notePresenceChange(entry.command, engine: state.engine)
-            var applied = state.engine.apply(entry.command, at: entry.at)
+            var applied = state.engine.replay(entry.command, at: entry.at)
             if case .failure(.channelsNotLoaded(let cids)) = applied {
                 // Dormant channels here: loaded at once (the cycle cannot go on without them).
                 for cid in cids {
@@ -1002,7 +1002,7 @@ package final class ReceiptsService: Sendable {
                     }
                     state.engine.install(channel)
                 }
-                applied = state.engine.apply(entry.command, at: entry.at)
+                applied = state.engine.replay(entry.command, at: entry.at)
             }
             if case .failure(.archivedText(let cid, let position)) = applied {
                 // A thread's title this node had archived: read back at once (the cycle cannot go on
@@ -1011,7 +1011,7 @@ package final class ReceiptsService: Sendable {
                     throw Divergence(description: "journal entry \(entry.seq) needs message \(position) of \(cid), which storage does not have")
                 }
                 state.engine.recallText(text, of: cid, at: position)
-                applied = state.engine.apply(entry.command, at: entry.at)
+                applied = state.engine.replay(entry.command, at: entry.at)
             }
             switch applied {
             case .failure(let error):

@@ -323,7 +323,7 @@ package final class PostgresStore: SharedReceiptsStore {
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
         rows.threads = try load(StateTables.threads)
-        rows.counters = try load(StateTables.counters)
+        rows.counters = try load(StateTables.counters) + run(JournalPositions.select).map { try $0.decode((String, Int64).self) }
         rows.channelSequences = try load(StateTables.channelSequences)
         return try rows.assemble()
     }
@@ -389,7 +389,7 @@ package final class PostgresStore: SharedReceiptsStore {
             try rows.appendDormantMember(cid: try StateTables.cid(cid), userID: userID, readPosition: readPosition, lastRead: lastRead,
                                          unread: unread, countableSeen: seen)
         }
-        rows.counters = try load(StateTables.counters)
+        rows.counters = try load(StateTables.counters) + run(JournalPositions.select).map { try $0.decode((String, Int64).self) }
         rows.channelSequences = try load(StateTables.channelSequences)
         return rows.assembleDormant()
     }
@@ -598,7 +598,6 @@ package final class PostgresStore: SharedReceiptsStore {
             batch.members.map { (cid: $0.cid, position: 0, member: $0.member, countableSeen: $0.countableSeen) },
             columns: StateTables.memberReadStateUpdateWithoutPasses, into: &combined)
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
-        PostgresTableBinder(StateTables.counters).insert(batch.counterRows, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
         try flush(&combined, fence: &fence)
     }
@@ -830,6 +829,7 @@ package final class PostgresStore: SharedReceiptsStore {
             var events = 0
             try run("BEGIN")
             do {
+                try run(JournalPositions.keep)
                 if let age = policy.maxAgeSeconds {
                     // The oldest entries first, with their events.
                     var binds = PostgresBindings()

@@ -263,7 +263,7 @@ package final class SQLiteStore: ReceiptsStore {
             try rows.appendDormantMember(cid: row.cid(0), userID: row.text(1), readPosition: row.integer(2), lastRead: row.integer(3),
                                          unread: row.integer(4), countableSeen: row.integer(5))
         }
-        rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
+        rows.counters = try SQLiteTableBinder(StateTables.counters).load(db) + Self.journalPositions(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
         return rows.assembleDormant()
     }
@@ -305,6 +305,11 @@ package final class SQLiteStore: ReceiptsStore {
         return state.snapshot.channels.first
     }
 
+    /// The journal's positions (``JournalPositions``) as counter rows.
+    private static func journalPositions(_ db: Database) throws -> [StateTables.CounterRow] {
+        try Row.fetchAll(db, sql: JournalPositions.select).map { (name: $0[0], value: $0[1]) }
+    }
+
     private static func load(_ db: Database, messageWindow: Int) throws -> StoredState {
         var rows = StoredStateAssembly(path: "", messageWindow: messageWindow)
         rows.users = try SQLiteTableBinder(StateTables.users).load(db)
@@ -326,7 +331,7 @@ package final class SQLiteStore: ReceiptsStore {
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.threads = try SQLiteTableBinder(StateTables.threads).load(db)
-        rows.counters = try SQLiteTableBinder(StateTables.counters).load(db)
+        rows.counters = try SQLiteTableBinder(StateTables.counters).load(db) + Self.journalPositions(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
         var state = try rows.assemble()
         try loadPasses(db, into: &state.snapshot)
@@ -458,9 +463,7 @@ package final class SQLiteStore: ReceiptsStore {
         try SQLiteTableBinder(StateTables.pointerPasses).write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)
-        let counters = SQLiteTableBinder(StateTables.counters), sequences = SQLiteTableBinder(StateTables.channelSequences)
-        try counters.write(batch.counterRows, .upsert, in: db)
-        try sequences.write(batch.channelSequenceRows, .upsert, in: db)
+        try SQLiteTableBinder(StateTables.channelSequences).write(batch.channelSequenceRows, .upsert, in: db)
     }
 
     /// The passes of `member` to append; when its stored rows are not the start of its passes, they are
@@ -526,7 +529,8 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try queue.read { db in
-                let lastSeq = try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'last_seq'") ?? 0
+                let lastSeq = try (Self.journalPositions(db) + SQLiteTableBinder(StateTables.counters).load(db))
+                    .filter { $0.name == "last_seq" }.map(\.value).max() ?? 0
                 let oldest = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM journal") ?? lastSeq + 1
                 let swept = try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = ?", arguments: [JournalPruning.sweptThrough]) ?? 0
                 let before = max(oldest, swept + 1)
@@ -622,6 +626,7 @@ package final class SQLiteStore: ReceiptsStore {
             return try queue.write { db in
                 var entries = 0
                 var events = 0
+                try db.execute(sql: JournalPositions.keep)
                 if let age = policy.maxAgeSeconds {
                     // The oldest entries first, with their events.
                     let cutoff = now.rawValue - age * 1_000_000

@@ -188,11 +188,11 @@ struct StoredStateAssembly {
         return finish(snapshot)
     }
 
-    /// The stored state of `snapshot` with the counters and sequences.
+    /// The stored state of `snapshot` with the counters and sequences (each the greatest of its rows:
+    /// the journal's own positions and those retention kept, ``JournalPositions``).
     private func finish(_ snapshot: ReceiptsSnapshot) -> StoredState {
         var snapshot = snapshot
-        let named = Dictionary(counters.map { ($0.name, $0.value) }) { _, last in last }
-        snapshot.generatedMessageIDs = Int(named["generated_message_ids"] ?? 0)
+        let named = Dictionary(counters.map { ($0.name, $0.value) }, uniquingKeysWith: max)
         snapshot.clock = Timestamp(rawValue: named["clock"] ?? 0)
         var channelSeqs: [ChannelCID: Int64] = [:]
         for (cid, seq) in channelSequences { channelSeqs[cid] = seq }
