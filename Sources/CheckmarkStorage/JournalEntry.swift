@@ -1,9 +1,12 @@
 import CheckmarkCore
 
 /// One accepted command in the journal, with the events it produced. `seq` is the global sequence:
-/// consecutive, starting at 1, no gaps.
+/// consecutive, starting at 1, no gaps; `streamSeq` is the same within the entry's stream
+/// (``JournalStream``).
 package struct JournalEntry: Sendable, Hashable {
     package var seq: Int64
+    package var stream: JournalStream
+    package var streamSeq: Int64
     /// When the core applied it.
     package var at: Timestamp
     package var command: ReceiptsCommand
@@ -12,8 +15,13 @@ package struct JournalEntry: Sendable, Hashable {
     /// keeps the command without the text, which the message's row holds, and reads it back whole.
     package var messagePosition: Int?
 
-    package init(seq: Int64, at: Timestamp, command: ReceiptsCommand, events: [JournalEvent], messagePosition: Int? = nil) {
+    /// Without a stream, an entry of the cluster stream numbered there as in the journal (as the
+    /// entries written before there were streams are).
+    package init(seq: Int64, stream: JournalStream = .cluster, streamSeq: Int64? = nil, at: Timestamp, command: ReceiptsCommand,
+                 events: [JournalEvent], messagePosition: Int? = nil) {
         self.seq = seq
+        self.stream = stream
+        self.streamSeq = streamSeq ?? seq
         self.at = at
         self.command = command
         self.events = events

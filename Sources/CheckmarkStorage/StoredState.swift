@@ -9,11 +9,15 @@ package struct StoredState: Sendable {
     package var lastEventSeq: Int64
     /// Each channel's last event sequence.
     package var channelSeqs: [ChannelCID: Int64]
+    /// Each journal stream's last number, by ``JournalStream/rawValue`` (0 for a stream without entries).
+    package var streamSeqs: [Int64]
 
-    package init(snapshot: ReceiptsSnapshot, lastSeq: Int64, lastEventSeq: Int64, channelSeqs: [ChannelCID: Int64]) {
+    package init(snapshot: ReceiptsSnapshot, lastSeq: Int64, lastEventSeq: Int64, channelSeqs: [ChannelCID: Int64],
+                 streamSeqs: [Int64] = Array(repeating: 0, count: JournalStream.count)) {
         self.snapshot = snapshot
         self.lastSeq = lastSeq
         self.lastEventSeq = lastEventSeq
         self.channelSeqs = channelSeqs
+        self.streamSeqs = streamSeqs
     }
 }

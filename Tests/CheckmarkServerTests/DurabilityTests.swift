@@ -91,6 +91,13 @@ extension EndToEnd {
             let entries = try store.journal(after: 0, limit: 10_000_000)
             #expect(entries.map(\.seq) == Array((entries.first?.seq ?? 1)..<((entries.first?.seq ?? 1) + Int64(entries.count))))
             #expect(entries.last?.seq == stored.lastSeq)
+            // Each stream's entries are numbered without gaps, and the load says where each stands.
+            for stream in Set(entries.map(\.stream)) {
+                let numbers = entries.filter { $0.stream == stream }.map(\.streamSeq)
+                #expect(numbers == Array(numbers[0]..<(numbers[0] + Int64(numbers.count))), "\(stream)")
+                #expect(stored.streamSeqs[stream.rawValue] == numbers.last, "\(stream)")
+            }
+            #expect(entries.contains { $0.stream == JournalStream(ShardMap.shard(of: general)) }, "the channel's commands are its shard's")
             var journaled: [String] = []
             for entry in entries {
                 if case .sendMessage(_, _, let draft) = entry.command, let id = draft.id { journaled.append(id) }

@@ -225,6 +225,39 @@ struct StorageRoundTripTests {
         #expect(stored.lastSeq == seq)
         #expect(stored.lastEventSeq == 10)
         #expect(stored.snapshot.clock == Timestamp(rawValue: 10))
+        #expect(stored.streamSeqs[JournalStream.cluster.rawValue] == seq)
+    }
+
+    /// Issue 45: each entry is numbered in its stream too (a shard's, or the cluster's), and a load
+    /// gives back where each stream stands: what a node follows other nodes' commits by.
+    @Test(arguments: StoreKind.available) func eachStreamsNumbersAreStoredAndLoadedBack(kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let store = try location.open()
+        var engine = ReceiptsEngine()
+        var seq: Int64 = 0
+        try Self.applyAndCommit(Array(Self.history.prefix(6)), to: store, engine: &engine, seq: &seq)
+        let shard = JournalStream(ShardMap.shard(of: Self.general))
+        let read = ReceiptsCommand.markRead(cid: Self.general, userID: "bob", messageID: nil)
+        for number in 1...3 {
+            seq += 1
+            let entry = JournalEntry(seq: seq, stream: shard, streamSeq: Int64(number), at: engine.clock, command: read, events: [])
+            try store.commit(CommitBatch(entries: [entry], footprint: StateFootprint(), engine: engine))
+        }
+        store.close()
+        let reopened = try location.open()
+        defer { reopened.close() }
+        let stored = try reopened.load()
+        var expected = Array(repeating: Int64(0), count: JournalStream.count)
+        expected[JournalStream.cluster.rawValue] = 6
+        expected[shard.rawValue] = 3
+        #expect(stored.streamSeqs == expected)
+        let journal = try reopened.journal(after: 0, limit: 100)
+        #expect(journal.map(\.stream) == Array(repeating: .cluster, count: 6) + Array(repeating: shard, count: 3))
+        #expect(journal.map(\.streamSeq) == [1, 2, 3, 4, 5, 6, 1, 2, 3])
+        if let shared = reopened as? any SharedReceiptsStore {  // how a node catches up
+            #expect(try shared.commands(after: 6, limit: 10).map(\.streamSeq) == [1, 2, 3])
+        }
     }
 
     /// Issue 44: count retention bounds the commands too. A command goes once none of its events is

@@ -26,6 +26,15 @@ enum CommandRoute: Equatable {
         }
     }
 
+    /// The journal stream a command of this route is numbered in: its shard's, or the cluster's
+    /// (connections' commands are never journaled).
+    var stream: JournalStream {
+        switch self {
+        case .owner(let shard): JournalStream(shard)
+        case .connection, .anyNode: .cluster
+        }
+    }
+
     /// The owner of `cids`' shard when they all share one; any node otherwise (none, or several).
     private static func one(_ cids: [ChannelCID]) -> CommandRoute {
         let shards = Set(cids.map(ShardMap.shard(of:)))

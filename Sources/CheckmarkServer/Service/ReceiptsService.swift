@@ -76,6 +76,8 @@ package final class ReceiptsService: Sendable {
         var lastSeq: Int64
         var lastEventSeq: Int64
         var channelSeqs: [ChannelCID: Int64]
+        /// Each journal stream's last number, by ``JournalStream/rawValue``.
+        var streamSeqs: [Int64]
         var sequencer: Sequencer
         var footprint = StateFootprint()
         /// The message counts per channel the cycle's batch stores (a cluster node's, until it commits).
@@ -119,6 +121,7 @@ package final class ReceiptsService: Sendable {
             lastSeq = stored.lastSeq
             lastEventSeq = stored.lastEventSeq
             channelSeqs = stored.channelSeqs
+            streamSeqs = stored.streamSeqs
             sequencer = Sequencer(mode: settings.mode)
             self.tracer = tracer
         }
@@ -675,12 +678,14 @@ package final class ReceiptsService: Sendable {
         return shared
     }
 
-    /// The journal entry of an applied command: the next global and event sequences. An event no
+    /// The journal entry of an applied command: the next global, stream and event sequences. An event no
     /// resume replays (``EventAudience/isReplayable``: `notification.message_new`, about half of a
     /// message's journal) keeps its sequences and audience without its JSON.
     private func journal(_ command: ReceiptsCommand, _ shared: [(ReceiptsEvent, SharedEvent)]) -> JournalEntry {
         let state = state.value
         state.lastSeq += 1
+        let stream = CommandRoute(command).stream
+        state.streamSeqs[stream.rawValue] += 1
         var events: [JournalEvent] = []
         events.reserveCapacity(shared.count)
         for (event, encoded) in shared {
@@ -691,8 +696,8 @@ package final class ReceiptsService: Sendable {
                 audience: event.audience, json: replayable ? encoded.encoded.stored : [],
                 message: replayable ? journaledMessage(of: event, encoded.encoded) : nil))
         }
-        return JournalEntry(seq: state.lastSeq, at: state.engine.clock, command: command, events: events,
-                            messagePosition: sentMessagePosition(command, shared))
+        return JournalEntry(seq: state.lastSeq, stream: stream, streamSeq: state.streamSeqs[stream.rawValue], at: state.engine.clock,
+                            command: command, events: events, messagePosition: sentMessagePosition(command, shared))
     }
 
     /// The position of the message a `send_message` made (its `message.new`'s), for the journal to
@@ -991,6 +996,10 @@ package final class ReceiptsService: Sendable {
         for entry in entries where entry.seq > state.lastSeq {
             guard entry.seq == state.lastSeq + 1 else {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
+            }
+            guard entry.stream == CommandRoute(entry.command).stream, entry.streamSeq == state.streamSeqs[entry.stream.rawValue] + 1 else {
+                throw Divergence(description: "journal entry \(entry.seq) is number \(entry.streamSeq) of \(entry.stream), which is at "
+                                 + "\(state.streamSeqs[entry.stream.rawValue]) here (its command's stream: \(CommandRoute(entry.command).stream))")
             }
             cluster?.notePresenceChange(entry.command, engine: state.engine)
             var applied = state.engine.replay(entry.command, at: entry.at)

@@ -1,3 +1,5 @@
+import CheckmarkCore
+
 /// The PostgreSQL schema as versioned migrations, applied in order at start-up by whichever node gets
 /// there first (under an advisory lock, so nodes starting together do not race). A migration, once
 /// released, never changes: changes come as new migrations. The tables mirror the SQLite schema.
@@ -141,6 +143,14 @@ enum PostgresSchema {
             CREATE TABLE cluster_nodes (node_id TEXT PRIMARY KEY, backend_pid INTEGER NOT NULL, seen_at TIMESTAMPTZ NOT NULL);
             CREATE TABLE shards (shard INTEGER PRIMARY KEY, owner TEXT, epoch BIGINT NOT NULL DEFAULT 0, expires_at TIMESTAMPTZ);
             INSERT INTO shards (shard) SELECT generate_series(0, 255);
+            """),
+        // Each entry is numbered in its stream too (a shard's, or the cluster's: JournalStream); the
+        // entries already written are the cluster stream's, numbered as in the journal.
+        ("v12-journal-streams", """
+            ALTER TABLE journal ADD COLUMN stream INTEGER, ADD COLUMN stream_seq BIGINT;
+            UPDATE journal SET stream = \(JournalStream.cluster.rawValue), stream_seq = seq;
+            ALTER TABLE journal ALTER COLUMN stream SET NOT NULL, ALTER COLUMN stream_seq SET NOT NULL;
+            CREATE UNIQUE INDEX journal_stream ON journal (stream, stream_seq);
             """),
     ]
 }

@@ -677,11 +677,12 @@ package final class PostgresStore: SharedReceiptsStore {
     private func fetchCommands(after seq: Int64, limit: Int?) throws -> [JournalEntry] {
         var binds = PostgresBindings()
         binds.append(seq)
-        let sql = "SELECT seq, at, command, message_position FROM journal WHERE seq > $1 ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? "")
+        let sql = "SELECT seq, at, command, message_position, stream, stream_seq FROM journal WHERE seq > $1 ORDER BY seq"
+            + (limit.map { " LIMIT \($0)" } ?? "")
         var entries = try run(sql, binds).map { row in
-            let (entrySeq, at, command, messagePosition) = try row.decode((Int64, Int64, String, Int64?).self)
-            return JournalEntry(seq: entrySeq, at: Timestamp(rawValue: at), command: try CommandCodec.decode(Array(command.utf8)), events: [],
-                                messagePosition: messagePosition.map { Int($0) })
+            let (entrySeq, at, command, messagePosition, stream, streamSeq) = try row.decode((Int64, Int64, String, Int64?, Int32, Int64).self)
+            return JournalEntry(seq: entrySeq, stream: try StateTables.stream(Int64(stream)), streamSeq: streamSeq, at: Timestamp(rawValue: at),
+                                command: try CommandCodec.decode(Array(command.utf8)), events: [], messagePosition: messagePosition.map { Int($0) })
         }
         // A `send_message` is kept without the text its message's row holds (committed with it).
         let wanted = JournalEntry.textPositions(in: entries)

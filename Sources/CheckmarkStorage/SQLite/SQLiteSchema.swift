@@ -230,6 +230,16 @@ enum SQLiteSchema {
             // channels not in memory: one index look-up instead of one per channel.
             try db.execute(sql: "CREATE INDEX messages_by_id ON messages (id);")
         }
+        migrator.registerMigration("v10-journal-streams") { db in
+            // Each entry is numbered in its stream too (a shard's, or the cluster's: JournalStream);
+            // the entries already written are the cluster stream's, numbered as in the journal.
+            try db.execute(sql: """
+                ALTER TABLE journal ADD COLUMN stream INTEGER NOT NULL DEFAULT \(JournalStream.cluster.rawValue);
+                ALTER TABLE journal ADD COLUMN stream_seq INTEGER NOT NULL DEFAULT 0;
+                UPDATE journal SET stream_seq = seq;
+                CREATE UNIQUE INDEX journal_stream ON journal (stream, stream_seq);
+                """)
+        }
         return migrator
     }
 }

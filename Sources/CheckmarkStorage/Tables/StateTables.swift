@@ -245,8 +245,9 @@ enum StateTables {
             (try cid(row["cid"].text), try row["parent_id"].text, Int(try row["reply_count"].integer), Int(try row["countable_replies"].integer))
         })
 
-    /// Named counters: `generated_message_ids`, `clock`, `last_seq`, `last_event_seq`, and the journal
-    /// sweep's place (``JournalPruning``).
+    /// Named counters: the journal's positions as retention last kept them (``JournalPositions``),
+    /// the journal sweep's place (``JournalPruning``), and, from before schema v12 (SQLite v10),
+    /// `generated_message_ids`, which nothing reads any more.
     static let counters = TableDescription<CounterRow>(
         name: "counters",
         columns: [
@@ -268,7 +269,9 @@ enum StateTables {
 
     /// Journal entries (their events are rows of ``journalEvents``). From schema v6 a `send_message`
     /// whose message is stored in the same commit is written without its text, and `message_position`
-    /// says which message holds it (``JournalEntry/messagePosition``).
+    /// says which message holds it (``JournalEntry/messagePosition``). From schema v12 (SQLite v10)
+    /// each has its stream and its number there (entries from before are the cluster stream's,
+    /// numbered as in the journal).
     static let journal = TableDescription<JournalEntry>(
         name: "journal",
         columns: [
@@ -276,13 +279,16 @@ enum StateTables {
             .init("at", .integer) { .integer($0.at.rawValue) },
             .init("command", .text) { .textBytes(CommandCodec.encode($0.storedCommand)) },
             .init("message_position", .integer, nullable: true) { .integer($0.messagePosition.map(Int64.init)) },
+            .init("stream", .integer) { .integer(Int64($0.stream.rawValue)) },
+            .init("stream_seq", .integer) { .integer($0.streamSeq) },
         ],
         primaryKey: ["seq"],
         decode: { (row) throws(StorageError) in
             let text = try row["command"].text
             let command: ReceiptsCommand
             do { command = try CommandCodec.decode(Array(text.utf8)) } catch { throw .corrupt(path: "", reason: "journal command: \(error)") }
-            return JournalEntry(seq: try row["seq"].integer, at: Timestamp(rawValue: try row["at"].integer), command: command, events: [],
+            return JournalEntry(seq: try row["seq"].integer, stream: try stream(row["stream"].integer), streamSeq: try row["stream_seq"].integer,
+                                at: Timestamp(rawValue: try row["at"].integer), command: command, events: [],
                                 messagePosition: try row["message_position"].optionalInteger.map { Int($0) })
         })
 
@@ -338,6 +344,11 @@ enum StateTables {
 
     private static func shape<Row>(_ table: TableDescription<Row>) -> (name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String]) {
         (table.name, table.columns.map { ($0.name, $0.type, $0.nullable) }, table.primaryKey)
+    }
+
+    static func stream(_ number: Int64) throws(StorageError) -> JournalStream {
+        guard let stream = JournalStream(rawValue: Int(number)) else { throw .corrupt(path: "", reason: "invalid journal stream \(number)") }
+        return stream
     }
 
     static func cid(_ text: String) throws(StorageError) -> ChannelCID {

@@ -196,7 +196,12 @@ struct StoredStateAssembly {
         snapshot.clock = Timestamp(rawValue: named["clock"] ?? 0)
         var channelSeqs: [ChannelCID: Int64] = [:]
         for (cid, seq) in channelSequences { channelSeqs[cid] = seq }
+        var streamSeqs = Array(repeating: Int64(0), count: JournalStream.count)
+        for (name, value) in named {
+            if let stream = JournalPositions.stream(named: name) { streamSeqs[stream.rawValue] = value }
+        }
         return StoredState(
-            snapshot: snapshot, lastSeq: named["last_seq"] ?? 0, lastEventSeq: named["last_event_seq"] ?? 0, channelSeqs: channelSeqs)
+            snapshot: snapshot, lastSeq: named["last_seq"] ?? 0, lastEventSeq: named["last_event_seq"] ?? 0, channelSeqs: channelSeqs,
+            streamSeqs: streamSeqs)
     }
 }
