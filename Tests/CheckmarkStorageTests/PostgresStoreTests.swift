@@ -70,6 +70,23 @@ struct PostgresStoreTests {
         #expect(try reopened.load().snapshot.users.isEmpty)
     }
 
+    /// Regression (scale-check, four nodes started at once): one node failed to start with "duplicate
+    /// key value violates unique constraint pg_namespace_nspname_index", having lost the race to
+    /// create the schema.
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func nodesStartingTogetherOnANewSchemaAllStart() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            do {
+                try location.open().close()
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+    }
+
     @Test(.enabled(if: StoreKind.postgresURL != nil)) func schemaFromANewerBinaryIsRefused() throws {
         let location = try StoreKind.postgres.makeLocation()
         defer { location.remove() }

@@ -61,7 +61,10 @@ async def main():
         except OSError:
             client_writer.close()
             return
-        await asyncio.gather(pump(client_reader, server_writer, delay), pump(server_reader, client_writer, delay))
+        try:
+            await asyncio.gather(pump(client_reader, server_writer, delay), pump(server_reader, client_writer, delay))
+        except asyncio.CancelledError:
+            pass  # one side went away (a database stopped by the fault round): both are closed
 
     server = await asyncio.start_server(relay, listen_host, int(listen_port))
     stop = asyncio.Event()

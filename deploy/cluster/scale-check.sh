@@ -15,10 +15,20 @@
 # N=2 at least 1.8x N=1, N=4 at least 3.0x N=1, no advisory-lock waits; exits 1 when it fails. If the
 # CPU passes 80%, the delay is too small for this machine: raise it, never lower the gate.
 #
-#   sudo deploy/cluster/scale-check.sh        (root: namespaces; needs postgresql, python3, iproute2,
-#                                              and a release build: CHECKMARK_BINARY)
+# Then the fault round (FAULTS=1): three nodes under the same load for FAULT_SECONDS (60); at a
+# third of it the node owning most shards is killed (SIGKILL), at two thirds another is stopped
+# (SIGSTOP) for 8 s; then PostgreSQL is stopped for 15 s under load and started again. It checks
+# that every acknowledged send is stored and every acknowledged read covered, that every channel's
+# events and every journal stream are numbered without gaps, that commands on the killed node's
+# shards fail for at most 8 s and on other shards never, that commands fail retryably (503) while
+# PostgreSQL is down and every live node succeeds 15 s after it is back, that every user's totals
+# equal the stored rows, and that SIGTERM stops a node within `shutdown_timeout` with its database
+# hung (SIGSTOP) and with it stopped. A failure there fails the check whatever GATE says.
 #
-# Settings (environment): GATE (1; 0 reports without failing), SECONDS_MEASURED (30), DELAY_MS (1), NODE_COUNTS ("1 2 4"),
+#   sudo deploy/cluster/scale-check.sh        (root: namespaces; needs postgresql, python3 with
+#                                              websockets, iproute2, and a release build: CHECKMARK_BINARY)
+#
+# Settings (environment): GATE (1; 0 reports without failing), FAULTS (1), FAULT_SECONDS (60), SECONDS_MEASURED (30), DELAY_MS (1), NODE_COUNTS ("1 2 4"),
 # CLIENTS_PER_NODE (8), CHANNELS (2048), PG_PORT (55436), CHECKMARK_BINARY (.build/release/checkmark),
 # SCALE_DIR (a new directory under /tmp, removed at the end). Stops by itself; cleans up on exit.
 set -euo pipefail
@@ -163,6 +173,67 @@ for count in $counts; do
     fi
 done
 
+faults_failed=0
+if [ "${FAULTS:-1}" != 0 ]; then
+    # The fault round: three nodes under the same load; SIGKILL the node owning most shards at
+    # 20 s, SIGSTOP another for 8 s at 40 s, then PostgreSQL stopped for 15 s; then what was
+    # acknowledged, the journals, the failure windows, the totals, and a stop with no database.
+    schema=scale_faults
+    start_nodes 3 "$schema"
+    joined=$(IFS=,; echo "${urls[*]}")
+    pids_joined=$(IFS=,; echo "${node_pids[*]}")
+    python3 deploy/cluster/scale-load.py setup --nodes "$joined" --channels "$channels" --api-key $key --api-secret $secret > /dev/null
+    fault_seconds=${FAULT_SECONDS:-60}
+    report=$(python3 deploy/cluster/scale-load.py faults --nodes "$joined" --pids "$pids_joined" --schema "$schema" \
+        --pg-dir "$dir/pg" --pg-port "$pg_port" --seconds "$fault_seconds" --kill-at $((fault_seconds / 3)) --stop-at $((2 * fault_seconds / 3)) \
+        --channels "$channels" --clients-per-node "$clients" --api-key $key --api-secret $secret)
+    echo
+    echo "fault round: $report"
+    live=$(python3 -c 'import json,sys; print(" ".join(str(n) for n in json.loads(sys.argv[1])["live"]))' "$report")
+    [ "$(python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])["failures"]))' "$report")" -eq 0 ] || faults_failed=1
+    live_urls=$(for n in $live; do printf '%s,' "${urls[$((n - 1))]}"; done)
+    live_urls=${live_urls%,}
+    sleep 2
+    psql_checkmark "SELECT coalesce(json_object_agg(user_id, json_build_array(total, channels)), '{}') FROM (
+        SELECT m.user_id, sum(u.n) AS total, count(*) FILTER (WHERE u.n > 0) AS channels FROM $schema.members m
+        CROSS JOIN LATERAL (SELECT count(*) AS n FROM $schema.messages g WHERE g.cid = m.cid AND g.position >= m.read_position
+            AND g.user_id <> m.user_id AND NOT g.silent AND (g.parent_id IS NULL OR g.show_in_channel)) u
+        GROUP BY m.user_id) t" > "$dir/oracle-faults.json"
+    totals=$(python3 deploy/cluster/scale-load.py totals --nodes "$live_urls" --channels "$channels" --api-key $key --api-secret $secret \
+        --oracle "$dir/oracle-faults.json")
+    mismatched=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["mismatches"])' "$totals")
+    echo "  totals 2 s after the fault round: $mismatched users differ from the stored rows"
+    [ "$mismatched" -eq 0 ] || { python3 -c 'import json,sys; print("\n".join("    " + m for m in json.loads(sys.argv[1])["first_mismatches"]))' "$totals"; faults_failed=1; }
+    # SIGTERM whatever the database does: the node stops within shutdown_timeout (10 s), first with
+    # PostgreSQL hung (every process of it stopped with SIGSTOP: connections stay open, nothing
+    # answers), then with it gone.
+    term_check() {  # term_check NODE WHAT
+        local node=$1 what=$2 pid=${node_pids[$(($1 - 1))]} started seconds
+        started=$(date +%s.%N)
+        kill -TERM "$pid"
+        for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        seconds=$(echo "$(date +%s.%N) - $started" | bc)
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "  SIGTERM $what: node $node still running after 15 s: FAIL"
+            faults_failed=1
+        else
+            printf '  SIGTERM %s: node %s stopped in %.1f s (shutdown_timeout 10 s)\n' "$what" "$node" "$seconds"
+            (( $(echo "$seconds <= 10.5" | bc) )) || faults_failed=1
+        fi
+    }
+    read -r -a live_nodes <<< "$live"
+    postmaster=$(head -n 1 "$dir/pg/postmaster.pid")
+    pg_processes="$postmaster $(awk -v parent="$postmaster" '$4 == parent {print $1}' /proc/[0-9]*/stat 2>/dev/null | tr '\n' ' ')"
+    kill -STOP $pg_processes
+    term_check "${live_nodes[0]}" "with PostgreSQL hung"
+    kill -CONT $pg_processes
+    if [ "${#live_nodes[@]}" -gt 1 ]; then
+        deploy/cluster/postgres.sh stop "$dir/pg"
+        term_check "${live_nodes[1]}" "with PostgreSQL stopped"
+    fi
+    stop_nodes
+fi
+
 echo
 echo "delay ${delay} ms each way, $clients clients per node, $channels channels, ${seconds} s measured"
 pass=1
@@ -181,6 +252,7 @@ if [ "$waits_total" -gt 0 ]; then
     echo "advisory-lock waits seen in $waits_total sampled lock requests: FAIL"
     pass=0
 fi
-# Totals are exact whatever the gate: a mismatch fails the check.
+# Totals and faults are about what is right, not how fast: a failure fails the check whatever the gate.
 [ "$totals_failed" -eq 0 ] || { echo "totals differ from the stored rows: FAIL"; exit 1; }
+[ "$faults_failed" -eq 0 ] || { echo "the fault round failed: FAIL"; exit 1; }
 [ "$pass" -eq 1 ] || [ "${GATE:-1}" = 0 ] || exit 1

@@ -16,11 +16,15 @@ import argparse
 import asyncio
 import http.client
 import json
+import os
 import random
+import signal
+import subprocess
 import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -185,9 +189,219 @@ def totals(args):
     print(json.dumps({"users": len(users), "mismatches": len(mismatches), "first_mismatches": mismatches[:5]}))
 
 
+class Log:
+    """Every command of a fault round: when it went and came back, what, where, and the answer."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rows = []  # (sent, done, kind, cid, user, node index, status, message id)
+
+    def add(self, *row):
+        with self.lock:
+            self.rows.append(row)
+
+
+def scrape(url, name):
+    """A metric's value from a node's /metrics (None when the node does not answer)."""
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=2) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith(name + " ") or line.startswith(name + "{"):
+                    return float(line.rsplit(" ", 1)[1])
+    except OSError:
+        return None
+    return 0.0
+
+
+def fault_load(args, nodes, live, log, stop, seed_base):
+    """Clients as in `run`, each retrying on the next live node when its own is unreachable (as a
+    load balancer would); sends carry their own message ids so that the check can find them."""
+    users, channels = layout(args)
+    of_user = {user: [] for user in users}
+    for cid, members in channels.items():
+        for member in members:
+            of_user[member].append(cid)
+
+    def client(node_index, user, seed):
+        rng = random.Random(seed)
+        clients = {}
+        number = 0
+        while not stop.is_set():
+            if node_index not in live:
+                node_index = min(live, key=lambda index: (index - node_index) % len(nodes))
+            if node_index not in clients:
+                clients[node_index] = Client(nodes[node_index], args.api_key, token(args.api_secret, {"user_id": user}))
+            cid = rng.choice(of_user[user])
+            sent = time.monotonic()
+            if rng.random() < 0.3:
+                number += 1
+                message_id = f"{user}-{seed}-{number}"
+                status, _ = clients[node_index].post(f"/channels/messaging/{cid}/message", {"message": {"id": message_id, "text": "fault round"}})
+                log.add(sent, time.monotonic(), "send", cid, user, node_index, status, message_id)
+            else:
+                status, _ = clients[node_index].post(f"/channels/messaging/{cid}/read", {})
+                log.add(sent, time.monotonic(), "read", cid, user, node_index, status, None)
+            if status == 0:
+                time.sleep(0.05)
+
+    threads = []
+    for node_index in range(len(nodes)):
+        here = [user for user in users if node_of(user, len(nodes)) == node_index]
+        for index in range(args.clients_per_node):
+            threads.append(threading.Thread(target=client, args=(node_index, here[index % len(here)], seed_base + node_index * 1000 + index), daemon=True))
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def psql(args, sql):
+    output = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(args.pg_port), "-U", "checkmark", "-d", "checkmark", "-tAF", "\t", "-c", sql],
+                            env={**os.environ, "PGPASSWORD": "checkmark"}, capture_output=True, text=True, timeout=60)
+    if output.returncode != 0:
+        raise RuntimeError(f"psql: {output.stderr.strip()}")
+    return [line.split("\t") for line in output.stdout.splitlines() if line]
+
+
+def shard_of(cid):
+    """The shard of `messaging:<cid>` as Checkmark computes it: jump_hash(fnv1a64(cid), 256)."""
+    key = 0xcbf29ce484222325
+    for byte in f"messaging:{cid}".encode():
+        key = ((key ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    b, j = -1, 0
+    while j < 256:
+        b = j
+        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
+        j = int((b + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return b
+
+
+def faults(args):
+    """The fault round of scale-check.sh: SIGKILL the node owning most shards at 20 s, SIGSTOP another
+    for 8 s at 40 s, then PostgreSQL stopped for 15 s under load, then the checks."""
+    nodes = args.nodes.split(",")
+    pids = [int(pid) for pid in args.pids.split(",")]
+    live = set(range(len(nodes)))
+    log = Log()
+    failures = []
+    report = {}
+    schema = args.schema
+    stop = threading.Event()
+    start = time.monotonic()
+    threads = fault_load(args, nodes, live, log, stop, 0)
+
+    time.sleep(max(0, start + args.kill_at - time.monotonic()))
+    owned = [scrape(url, "checkmark_shards_owned") or 0 for url in nodes]
+    victim = max(range(len(nodes)), key=lambda index: owned[index])
+    before = dict((int(shard), owner) for shard, owner in psql(args, f"SELECT shard, owner FROM {schema}.shards"))
+    os.kill(pids[victim], signal.SIGKILL)
+    killed_at = time.monotonic()
+    live.discard(victim)
+    report["killed"] = {"node": victim + 1, "shards_owned": owned[victim]}
+
+    time.sleep(max(0, start + args.stop_at - time.monotonic()))
+    after = dict((int(shard), owner) for shard, owner in psql(args, f"SELECT shard, owner FROM {schema}.shards"))
+    gone = set(before.values()) - set(after.values())
+    killed_shards = {shard for shard, owner in before.items() if owner in gone}
+    paused = min(live, key=lambda index: (index - victim) % len(nodes))
+    fenced_before = scrape(nodes[paused], "checkmark_fence_rejections_total") or 0
+    os.kill(pids[paused], signal.SIGSTOP)
+    stopped_at = time.monotonic()
+    time.sleep(args.pause)
+    os.kill(pids[paused], signal.SIGCONT)
+    time.sleep(max(0, start + args.seconds - time.monotonic()))
+    fenced_after = scrape(nodes[paused], "checkmark_fence_rejections_total") or 0
+    report["paused"] = {"node": paused + 1, "seconds": args.pause, "fence_rejections": fenced_after - fenced_before,
+                        "reloads": (scrape(nodes[paused], "checkmark_storage_reloads_total") or 0)}
+
+    # PostgreSQL stopped under load, then started again.
+    subprocess.run(["deploy/cluster/postgres.sh", "stop", args.pg_dir], check=True)
+    pg_down = time.monotonic()
+    time.sleep(args.pg_down)
+    subprocess.run(["deploy/cluster/postgres.sh", "start", args.pg_dir, str(args.pg_port)], check=True, capture_output=True)
+    pg_up = time.monotonic()
+    time.sleep(args.recover + 10)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    end = time.monotonic()
+    rows = log.rows
+
+    # Every acknowledged send is stored; every acknowledged read covers what was acknowledged before it.
+    acknowledged = [row for row in rows if row[6] in (200, 201)]
+    stored_ids = {row[0] for row in psql(args, f"SELECT id FROM {schema}.messages")}
+    lost = [row[7] for row in acknowledged if row[2] == "send" and row[7] not in stored_ids]
+    if lost:
+        failures.append(f"{len(lost)} acknowledged sends are not stored, e.g. {lost[:3]}")
+    sends = {}
+    for row in acknowledged:
+        if row[2] == "send":
+            sends.setdefault(row[3], []).append(row[1])
+    for times in sends.values():
+        times.sort()
+    import bisect
+    needed = {}
+    for row in acknowledged:
+        if row[2] == "read":
+            count = bisect.bisect_left(sends.get(row[3], []), row[0])
+            needed[(row[4], row[3])] = max(needed.get((row[4], row[3]), 0), count)
+    positions = {(user, cid.split(":", 1)[1]): int(position)
+                 for cid, user, position in psql(args, f"SELECT cid, user_id, read_position FROM {schema}.members")}
+    uncovered = [key for key, count in needed.items() if positions.get(key, 0) < count]
+    if uncovered:
+        failures.append(f"{len(uncovered)} acknowledged reads are not covered by the stored read position, e.g. {uncovered[:3]}")
+
+    # Every channel's events and every stream's entries are numbered without gaps.
+    gaps = psql(args, f"""SELECT cid FROM {schema}.journal_events WHERE cid IS NOT NULL GROUP BY cid
+                           HAVING min(channel_seq) <> 1 OR max(channel_seq) <> count(*)""")
+    if gaps:
+        failures.append(f"{len(gaps)} channels' journals have gaps, e.g. {gaps[:3]}")
+    stream_gaps = psql(args, f"SELECT stream FROM {schema}.journal GROUP BY stream HAVING max(stream_seq) - min(stream_seq) + 1 <> count(*)")
+    if stream_gaps:
+        failures.append(f"{len(stream_gaps)} journal streams have gaps")
+
+    # After the kill, commands on the killed node's shards fail for at most 8 s; on others never.
+    def failed(row):
+        return row[6] not in (200, 201) and row[6] != 0  # 0: the client's own node unreachable
+    # (Commands answered before the second node was stopped: those it held meanwhile are its fault.)
+    window = [row for row in rows if killed_at <= row[0] and row[1] < stopped_at]
+    on_killed = [row for row in window if failed(row) and shard_of(row[3]) in killed_shards]
+    on_others = [row for row in window if failed(row) and shard_of(row[3]) not in killed_shards]
+    longest = max((row[0] - killed_at for row in on_killed), default=0)
+    report["kill"] = {"killed_shards": len(killed_shards), "failed_on_them": len(on_killed), "failing_for_s": round(longest, 1),
+                      "first_failure_s": round(min((row[0] - killed_at for row in on_killed), default=0), 1),
+                      "failed_elsewhere": len(on_others), "statuses": sorted({row[6] for row in on_killed + on_others})}
+    if longest > 8:
+        failures.append(f"commands on the killed node's shards failed for {longest:.1f} s (at most 8)")
+    if on_others:
+        failures.append(f"{len(on_others)} commands on other shards failed after the kill, e.g. {[(row[3], row[6]) for row in on_others[:3]]}")
+    if not killed_shards:
+        failures.append("the killed node owned no shard: nothing was tested")
+
+    # PostgreSQL down: commands fail retryably (503) meanwhile; every node carries on afterwards.
+    down = [row for row in rows if pg_down <= row[0] < pg_up + args.recover]
+    wrong = sorted({row[6] for row in down if row[6] not in (200, 201, 503, 0)})
+    recovered = [row for row in rows if row[0] >= pg_up + args.recover]
+    failing_after = [row for row in recovered if row[6] not in (200, 201)]
+    nodes_after = sorted({row[5] + 1 for row in recovered if row[6] in (200, 201)})
+    report["postgres_restart"] = {"down_s": args.pg_down, "answers_meanwhile": sorted({row[6] for row in down}),
+                                  f"failed_after_{args.recover}s": len(failing_after), "nodes_answering_after": nodes_after}
+    if wrong:
+        failures.append(f"while PostgreSQL was down, commands were answered {wrong} (retryable is 503)")
+    if failing_after:
+        failures.append(f"{len(failing_after)} commands failed {args.recover} s after PostgreSQL was back, e.g. {[row[6] for row in failing_after[:3]]}")
+    if set(nodes_after) != {index + 1 for index in live}:
+        failures.append(f"not every live node answered after PostgreSQL was back: {nodes_after}")
+    report["commands"] = len(rows)
+    report["acknowledged"] = len(acknowledged)
+    report["seconds"] = round(end - start, 1)
+    report["live"] = sorted(index + 1 for index in live)
+    report["failures"] = failures
+    print(json.dumps(report))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["setup", "run", "totals"])
+    parser.add_argument("mode", choices=["setup", "run", "totals", "faults"])
     parser.add_argument("--nodes", required=True, help="the nodes' base URLs, comma-separated, node 1 first")
     parser.add_argument("--api-key", default="scale-check-key")
     parser.add_argument("--api-secret", default="scale-check-secret-0123456789")
@@ -198,8 +412,17 @@ def main():
     parser.add_argument("--warmup", type=float, default=3)
     parser.add_argument("--clients-per-node", type=int, default=8)
     parser.add_argument("--oracle", help="totals: the stored totals per user, as JSON")
+    parser.add_argument("--pids", help="faults: the nodes' process ids, in --nodes order")
+    parser.add_argument("--schema", help="faults: the cluster's schema")
+    parser.add_argument("--pg-dir", help="faults: PostgreSQL's data directory (deploy/cluster/postgres.sh)")
+    parser.add_argument("--pg-port", type=int, help="faults: PostgreSQL's port on 127.0.0.1")
+    parser.add_argument("--kill-at", type=float, default=20, help="faults: seconds into the load")
+    parser.add_argument("--stop-at", type=float, default=40, help="faults: seconds into the load")
+    parser.add_argument("--pause", type=float, default=8, help="faults: how long the second node stays stopped")
+    parser.add_argument("--pg-down", type=float, default=15, help="faults: how long PostgreSQL stays stopped")
+    parser.add_argument("--recover", type=float, default=15, help="faults: seconds after PostgreSQL is back by which every command succeeds")
     args = parser.parse_args()
-    {"setup": setup, "run": run, "totals": totals}[args.mode](args)
+    {"setup": setup, "run": run, "totals": totals, "faults": faults}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -102,7 +102,9 @@ package final class PostgresStore: SharedReceiptsStore {
     }
 
     /// Bounds the writer session's stalls (``stalledTransactionTimeout``), creates the location's
-    /// schema if needed and makes it the connection's first.
+    /// schema if needed and makes it the connection's first. Nodes starting together create it once:
+    /// `CREATE SCHEMA IF NOT EXISTS` alone is not safe against a concurrent one (the loser fails on
+    /// `pg_namespace`'s unique index), so it runs under an advisory lock named after the schema.
     private func configureSession() throws(StorageError) {
         do {
             try run("SET idle_in_transaction_session_timeout = \(max(1, stalledTransactionTimeout.nanoseconds / 1_000_000))")
@@ -111,7 +113,17 @@ package final class PostgresStore: SharedReceiptsStore {
         }
         guard let schema = location.schema else { return }
         do {
-            try run("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")
+            var name = PostgresBindings()
+            name.append("checkmark-schema:" + schema)
+            try run("BEGIN")
+            do {
+                try run("SELECT pg_advisory_xact_lock(hashtext($1))", name)
+                try run("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")
+                try run("COMMIT")
+            } catch {
+                _ = try? run("ROLLBACK")
+                throw error
+            }
             try run("SET search_path TO \"\(schema)\"")
         } catch {
             throw .unavailable(reason: "cannot use schema \(schema) of \(location): \(Self.describe(error))")
