@@ -29,8 +29,8 @@ public struct ReceiptsEngine: Sendable {
     /// The durable rows the last applied command changed (until ``takeFootprint(into:)`` takes them),
     /// noted at each place the engine changes one; each command starts a new record, so it never
     /// grows past one command's rows. The clock, moved by every command, is not noted: storage keeps
-    /// it as the time of the newest journal entry. A refused command notes nothing: commands validate before they change
-    /// anything.
+    /// it as the time of the newest journal entry. A refused command notes nothing: commands validate
+    /// before they change anything.
     package internal(set) var touched = StateFootprint()
     /// Channels one connection may watch; one more is `too_many_watched_channels`. A setting of the
     /// server, not durable state (watches end with their connections).
