@@ -7,12 +7,12 @@ import CheckmarkCore
 /// writes too. Retention may remove the newest entries (by age): it keeps where the journal stood
 /// as named counters first, and a load takes the greater of the two.
 enum JournalPositions {
-    /// The counter name of a stream's newest number.
-    static func counterName(of stream: JournalStream) -> String { "stream:\(stream.rawValue)" }
+    /// How a stream's newest number is named: this, then the stream's number.
+    private static let streamPrefix = "stream:"
 
-    /// The stream a counter name is of (``counterName(of:)``); nil for another counter.
+    /// The stream a position's name is of; nil for another position or counter.
     static func stream(named name: String) -> JournalStream? {
-        guard name.hasPrefix("stream:"), let number = Int(name.dropFirst("stream:".count)) else { return nil }
+        guard name.hasPrefix(streamPrefix), let number = Int(name.dropFirst(streamPrefix.count)) else { return nil }
         return JournalStream(rawValue: number)
     }
 
@@ -28,12 +28,18 @@ enum JournalPositions {
             SELECT 'last_seq' AS name, coalesce((SELECT max(seq) FROM journal), 0) AS value
             UNION ALL SELECT 'last_event_seq', coalesce((SELECT max(seq) FROM journal_events), 0)
             UNION ALL SELECT 'clock', coalesce((SELECT at FROM journal ORDER BY seq DESC LIMIT 1), 0)
-            UNION ALL SELECT 'stream:' || n, (SELECT max(stream_seq) FROM journal WHERE stream = n) FROM streams
+            UNION ALL SELECT '\(streamPrefix)' || n, (SELECT max(stream_seq) FROM journal WHERE stream = n) FROM streams
         ) AS positions WHERE value IS NOT NULL
         """
 
     /// SQL: the positions as `(name, value)` rows.
     static let select = streams + "\n" + rows
+
+    /// SQL: the journal's last sequence, the greater of the journal's own and what retention kept.
+    static let lastSeq = """
+        SELECT max(value) FROM (SELECT coalesce(max(seq), 0) AS value FROM journal
+            UNION ALL SELECT value FROM counters WHERE name = 'last_seq') AS positions
+        """
 
     /// SQL: keeps the positions as counters (never lowering one), before retention removes entries.
     static let keep = """

@@ -12,8 +12,7 @@ package struct StoredState: Sendable {
     /// Each journal stream's last number, by ``JournalStream/rawValue`` (0 for a stream without entries).
     package var streamSeqs: [Int64]
 
-    package init(snapshot: ReceiptsSnapshot, lastSeq: Int64, lastEventSeq: Int64, channelSeqs: [ChannelCID: Int64],
-                 streamSeqs: [Int64] = Array(repeating: 0, count: JournalStream.count)) {
+    package init(snapshot: ReceiptsSnapshot, lastSeq: Int64, lastEventSeq: Int64, channelSeqs: [ChannelCID: Int64], streamSeqs: [Int64]) {
         self.snapshot = snapshot
         self.lastSeq = lastSeq
         self.lastEventSeq = lastEventSeq

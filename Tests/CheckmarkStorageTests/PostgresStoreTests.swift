@@ -142,6 +142,31 @@ struct PostgresStoreTests {
         #expect(fingerprint(ReceiptsEngine(restoring: try migrated.load().snapshot)) == expected)
     }
 
+    /// Issue 45 (migration v12): the entries a journal held before streams are the cluster stream's,
+    /// numbered as in the journal, and the stream goes on from there.
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func entriesFromBeforeStreamsAreTheClusterStreams() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        guard case .postgres(let postgres) = location else { return }
+        let node = Node(store: try location.open() as! PostgresStore)
+        try node.append([
+            .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")),
+            .createChannel(cid: Self.general, createdBy: "alice", members: ["alice", "bob"]),
+        ])
+        node.store.close()
+        // As an older binary left it: no stream columns.
+        try runPSQL(["SET search_path TO \(postgres.schema!)", "DROP INDEX journal_stream",
+                     "ALTER TABLE journal DROP COLUMN stream, DROP COLUMN stream_seq",
+                     "DELETE FROM checkmark_migrations WHERE id = 'v12-journal-streams'"])
+
+        let migrated = try location.open()
+        defer { migrated.close() }
+        let journal = try migrated.journal(after: 0, limit: 10)
+        #expect(journal.map(\.stream) == [.cluster, .cluster, .cluster])
+        #expect(journal.map(\.streamSeq) == journal.map(\.seq))
+        #expect(try migrated.load().streamSeqs[JournalStream.cluster.rawValue] == 3)
+    }
+
     /// Issue 45: a node's ledger of stored passes is a lower bound; another node rewrites a channel's
     /// members (deleting their pass rows, removing a member and adding it again), and the passes this
     /// node writes afterwards are stored as its engine holds them.

@@ -14,6 +14,7 @@ printing one JSON line with the mismatches. Stops by itself.
 """
 import argparse
 import asyncio
+import bisect
 import http.client
 import json
 import os
@@ -338,7 +339,6 @@ def faults(args):
             sends.setdefault(row[3], []).append(row[1])
     for times in sends.values():
         times.sort()
-    import bisect
     needed = {}
     for row in acknowledged:
         if row[2] == "read":

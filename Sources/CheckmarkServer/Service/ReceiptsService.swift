@@ -997,9 +997,10 @@ package final class ReceiptsService: Sendable {
             guard entry.seq == state.lastSeq + 1 else {
                 throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
             }
-            guard entry.stream == CommandRoute(entry.command).stream, entry.streamSeq == state.streamSeqs[entry.stream.rawValue] + 1 else {
-                throw Divergence(description: "journal entry \(entry.seq) is number \(entry.streamSeq) of \(entry.stream), which is at "
-                                 + "\(state.streamSeqs[entry.stream.rawValue]) here (its command's stream: \(CommandRoute(entry.command).stream))")
+            let stream = CommandRoute(entry.command).stream
+            guard entry.stream == stream, entry.streamSeq == state.streamSeqs[stream.rawValue] + 1 else {
+                throw Divergence(description: "journal entry \(entry.seq) is number \(entry.streamSeq) of \(entry.stream); its command's "
+                                 + "stream is \(stream), at \(state.streamSeqs[stream.rawValue]) here")
             }
             cluster?.notePresenceChange(entry.command, engine: state.engine)
             var applied = state.engine.replay(entry.command, at: entry.at)

@@ -529,8 +529,7 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         do {
             return try queue.read { db in
-                let lastSeq = try (Self.journalPositions(db) + SQLiteTableBinder(StateTables.counters).load(db))
-                    .filter { $0.name == "last_seq" }.map(\.value).max() ?? 0
+                let lastSeq = try Int64.fetchOne(db, sql: JournalPositions.lastSeq) ?? 0
                 let oldest = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM journal") ?? lastSeq + 1
                 let swept = try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = ?", arguments: [JournalPruning.sweptThrough]) ?? 0
                 let before = max(oldest, swept + 1)
