@@ -76,9 +76,12 @@ package struct JournalEvent: Sendable, Hashable {
     package var json: [UInt8]
     /// The message object kept once in storage instead of in ``json`` (``JournaledMessage``).
     package var message: JournaledMessage?
+    /// The channel object kept once in storage for the events that carry the same bytes
+    /// (``JournaledChannel``); ``json`` is whole with it, going in and read back.
+    package var channel: JournaledChannel?
 
     package init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8],
-                 message: JournaledMessage? = nil) {
+                 message: JournaledMessage? = nil, channel: JournaledChannel? = nil) {
         self.seq = seq
         self.cid = cid
         self.channelSeq = channelSeq
@@ -86,6 +89,7 @@ package struct JournalEvent: Sendable, Hashable {
         self.audience = audience
         self.json = json
         self.message = message
+        self.channel = channel
     }
 
     /// The ``message`` the store keeps once: only where it is an event's message object going in
@@ -93,5 +97,19 @@ package struct JournalEvent: Sendable, Hashable {
     var storedMessage: JournaledMessage? {
         guard let message, message.message == nil, cid != nil, message.fits(json) else { return nil }
         return message
+    }
+
+    /// The ``channel`` the store keeps once: only for a channel event whose message object is not
+    /// kept once too, where the object is in its whole JSON.
+    var storedChannel: JournaledChannel? {
+        guard let channel, storedMessage == nil, cid != nil, channel.fits(json) else { return nil }
+        return channel
+    }
+
+    /// The JSON the store writes as the event's payload: without the objects kept once.
+    var storedPayload: [UInt8] {
+        if let message = storedMessage { return message.cut(json) }
+        if let channel = storedChannel { return channel.cut(json) }
+        return json
     }
 }

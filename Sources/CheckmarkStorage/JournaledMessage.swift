@@ -16,7 +16,22 @@ package struct JournaledMessage: Sendable, Hashable {
     /// The message object's length in bytes.
     package var length: Int
     /// The stored message, on events read back; nil on events going in.
-    package var message: Message?
+    package var message: Message? {
+        get { read?.message }
+        set { read = newValue.map(ReadMessage.init) }
+    }
+
+    /// Out of line, so that events (which the store's writes copy per column) stay small.
+    private var read: ReadMessage?
+
+    private final class ReadMessage: Sendable, Hashable {
+        let message: Message
+
+        init(_ message: Message) { self.message = message }
+
+        static func == (a: ReadMessage, b: ReadMessage) -> Bool { a.message == b.message }
+        func hash(into hasher: inout Hasher) { hasher.combine(message) }
+    }
 
     package init(position: Int, offset: Int, length: Int, message: Message? = nil) {
         self.position = position

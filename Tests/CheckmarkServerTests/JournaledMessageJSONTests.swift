@@ -46,9 +46,11 @@ struct JournaledMessageJSONTests {
                 #expect(read.json.count < whole.count - message.text.utf8.count, "the message object, text and all, is not stored")
                 #expect(try StreamJSON.wholeJSON(of: read) == whole)
                 var cached = UserJSONCache()
+                var channels = ChannelJSONCache()
                 let event = ReceiptsEvent(payload: .messageNew(message: message, sender: sender, watcherCount: 3), cid: Self.cid,
                                           createdAt: message.createdAt, recipients: [])
-                #expect(StreamJSON.encode(event, channelSeq: 12, users: &cached).stored == whole, "the users' cache writes the same bytes")
+                #expect(StreamJSON.encode(event, channelSeq: 12, users: &cached, channels: &channels).stored == whole,
+                        "the caches write the same bytes")
                 let restored = try StreamJSON.whole(read)
                 #expect(restored.json == whole && restored.message == nil)
             }

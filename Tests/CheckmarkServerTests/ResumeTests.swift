@@ -65,6 +65,33 @@ extension EndToEnd {
             #expect(await bob.drain().isEmpty)
         }
 
+        /// The journal keeps a channel object once for the reads that carry the same bytes
+        /// (`JournaledChannel`); a resume replays each `notification.mark_read` as it was sent.
+        @Test func readsSharingAChannelObjectAreReplayedAsSent() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["alice", "bob"])
+            let alice = try await server.connect("alice")
+            for id in ["m1", "m2", "m3"] { try await alice.sendMessage(Self.general, text: id, id: id) }
+            let bob = try await server.connect("bob")
+            try await bob.watch(Self.general)
+            var live: [JSONValue] = []
+            for id in ["m1", "m2", "m3"] {
+                try await bob.markRead(Self.general, messageID: id)
+                let event = try #require(await bob.nextEvent(ofType: ["notification.mark_read"]))
+                live.append(try #require(Self.comparable(event)))
+            }
+            #expect(live.count == 3 && live.allSatisfy { $0["channel"] != nil && $0["channel"] == live[0]["channel"] },
+                    "the three reads carry the same channel object")
+            let again = try await server.connect("bob")
+            try await again.watch(Self.general, lastSeq: 0)
+            var replayed: [JSONValue] = []
+            while let event = await again.nextEvent(), event.type != "channel.resumed" {
+                if event.type == "notification.mark_read", let json = Self.comparable(event) { replayed.append(json) }
+            }
+            #expect(replayed == live)
+        }
+
         @Test func connectResumesChannelsNamedInTheConnectRequest() async throws {
             let server = try await TestServer.start()
             defer { Task { await server.stop() } }

@@ -21,9 +21,10 @@ struct UserJSONCacheTests {
 
     @Test func anEventEncodedWithTheCacheIsTheEventEncodedWithout() {
         var cache = UserJSONCache()
+        var channels = ChannelJSONCache()
         let user = User(id: "b", name: "B", custom: [("team", .string("blue"))], createdAt: Timestamp(rawValue: 5))
         for _ in 0..<2 {
-            #expect(StreamJSON.encode(Self.event(user), channelSeq: 3, users: &cache) == StreamJSON.encode(Self.event(user), channelSeq: 3))
+            #expect(StreamJSON.encode(Self.event(user), channelSeq: 3, users: &cache, channels: &channels) == StreamJSON.encode(Self.event(user), channelSeq: 3))
         }
     }
 

@@ -88,6 +88,10 @@ package final class ReceiptsService: Sendable {
         var fragments: ChannelStateFragments
         /// Users as recent events wrote them, for the next event of the same user.
         var userJSON = UserJSONCache()
+        /// Channel objects as recent events wrote them, for the next event of the same channel.
+        var channelJSON = ChannelJSONCache()
+        /// The channel objects the journal keeps once, for the next event that carries the same bytes.
+        var channelObjects = ChannelObjectLedger()
         let tracer: CommandTracer
         var drained: [EventLoopPromise<Void>] = []
         /// Commands and reads waiting for archived texts (``readArchived(_:next:)``), which a drain
@@ -671,7 +675,8 @@ package final class ReceiptsService: Sendable {
             let unread = event.recipients.isEmpty && !event.audience.isReplayable
             let encoded = SharedEvent(
                 type: event.type,
-                encoded: unread ? EncodedEvent(stored: [], type: event.type) : StreamJSON.encode(event, channelSeq: channelSeq, users: &state.userJSON),
+                encoded: unread ? EncodedEvent(stored: [], type: event.type) : StreamJSON.encode(
+                    event, channelSeq: channelSeq, users: &state.userJSON, channels: &state.channelJSON),
                 cid: event.cid, channelSeq: channelSeq)
             shared.append((event, encoded))
         }
@@ -694,7 +699,8 @@ package final class ReceiptsService: Sendable {
             events.append(JournalEvent(
                 seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
                 audience: event.audience, json: replayable ? encoded.encoded.stored : [],
-                message: replayable ? journaledMessage(of: event, encoded.encoded) : nil))
+                message: replayable ? journaledMessage(of: event, encoded.encoded) : nil,
+                channel: replayable ? journaledChannel(encoded) : nil))
         }
         return JournalEntry(seq: state.lastSeq, stream: stream, streamSeq: state.streamSeqs[stream.rawValue], at: state.engine.clock,
                             command: command, events: events, messagePosition: sentMessagePosition(command, shared))
@@ -718,6 +724,14 @@ package final class ReceiptsService: Sendable {
         guard case .messageNew(let message, _, _) = event.payload, let range = encoded.messageObject,
               let position = state.value.engine.channels[message.cid]?.messages.position(of: message.id) else { return nil }
         return JournaledMessage(position: position, offset: range.lowerBound, length: range.count)
+    }
+
+    /// Which stored object an event's channel object is, for the journal to keep it once for the
+    /// events that carry the same bytes (``JournaledChannel``): channel events with a sequence only.
+    private func journaledChannel(_ encoded: SharedEvent) -> JournaledChannel? {
+        guard let range = encoded.encoded.channelObject, let cid = encoded.cid, let channelSeq = encoded.channelSeq else { return nil }
+        let since = state.value.channelObjects.key(for: encoded.encoded.stored[range], of: cid, at: channelSeq)
+        return JournaledChannel(since: since, offset: range.lowerBound, length: range.count)
     }
 
     // MARK: Footprint: what a batch rewrites besides its entries
@@ -1033,6 +1047,8 @@ package final class ReceiptsService: Sendable {
                 }
                 let shared = share(outcome, of: entry.command)
                 _ = journal(entry.command, shared)
+                // The objects its node stored are what this node refers to next, if it takes the channel.
+                state.channelObjects.follow(entry.events)
                 events.append(contentsOf: shared)
             }
         }

@@ -152,5 +152,12 @@ enum PostgresSchema {
             ALTER TABLE journal ALTER COLUMN stream SET NOT NULL, ALTER COLUMN stream_seq SET NOT NULL;
             CREATE UNIQUE INDEX journal_stream ON journal (stream, stream_seq);
             """),
+        // A channel object is stored once for the events that carry the same bytes (JournaledChannel):
+        // such an event is journaled without it (which object, and where it goes in the JSON). What
+        // was written before stays whole (these columns NULL).
+        ("v13-journaled-channels", """
+            CREATE TABLE journal_channels (cid TEXT NOT NULL, since BIGINT NOT NULL, object TEXT NOT NULL, PRIMARY KEY (cid, since));
+            ALTER TABLE journal_events ADD COLUMN channel_since BIGINT, ADD COLUMN channel_at BIGINT, ADD COLUMN channel_bytes BIGINT;
+            """),
     ]
 }

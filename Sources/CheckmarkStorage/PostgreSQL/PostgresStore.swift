@@ -582,6 +582,7 @@ package final class PostgresStore: SharedReceiptsStore {
         PostgresTableBinder(StateTables.journal).insert(entries, upsert: false, into: &combined)
         let events = entries.flatMap { entry in entry.events.map { (commandSeq: entry.seq, event: $0) } }
         PostgresTableBinder(StateTables.journalEvents).insert(events, upsert: false, into: &combined)
+        PostgresTableBinder(StateTables.journalChannels).insertMissing(batch.channelObjectRows, into: &combined)
         PostgresTableBinder(StateTables.users).insert(batch.users, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelTypes).insert(batch.channelTypes, upsert: true, into: &combined)
         let channels = batch.channels
@@ -718,7 +719,11 @@ package final class PostgresStore: SharedReceiptsStore {
                 entries[position].events.append(event)
             }
             let messages = try storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }
-            for position in entries.indices { try JournaledMessage.attach(messages, to: &entries[position].events) }
+            let objects = try channelObjects(JournaledChannel.keys(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }
+            for position in entries.indices {
+                try JournaledMessage.attach(messages, to: &entries[position].events)
+                try JournaledChannel.attach(objects, to: &entries[position].events)
+            }
             return entries
         } catch let error as StorageError {
             throw error
@@ -742,7 +747,7 @@ package final class PostgresStore: SharedReceiptsStore {
             // payload bytes stays within it (the window is computed row by row, up to the limit).
             let query = PostgresQuery(unsafeSQL: """
                 SELECT \(events.columnList) FROM (SELECT \(events.columnList),
-                    sum(octet_length(payload) + coalesce(message_bytes, 0)) OVER (ORDER BY channel_seq) AS running,
+                    sum(octet_length(payload) + coalesce(message_bytes, 0) + coalesce(channel_bytes, 0)) OVER (ORDER BY channel_seq) AS running,
                     row_number() OVER (ORDER BY channel_seq) AS position
                     FROM \(events.name) WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq LIMIT $4) page
                 WHERE position = 1 OR running <= $5 ORDER BY channel_seq
@@ -754,6 +759,10 @@ package final class PostgresStore: SharedReceiptsStore {
                 try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
             }
             try JournaledMessage.attach(messages, to: &page)
+            let objects = try channelObjects(JournaledChannel.keys(in: page)) { sql, binds in
+                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
+            }
+            try JournaledChannel.attach(objects, to: &page)
             return page
         } catch let error as StorageError {
             throw error
@@ -777,6 +786,22 @@ package final class PostgresStore: SharedReceiptsStore {
             }
         }
         return messages
+    }
+
+    /// The channel objects at `wanted` (per channel, by the `since` that keys them), read by `run`.
+    private func channelObjects(_ wanted: [ChannelCID: Set<Int64>], _ run: (String, PostgresBindings) throws -> [PostgresRow]) throws
+        -> [ChannelCID: [Int64: [UInt8]]] {
+        let table = StateTables.journalChannels
+        var objects: [ChannelCID: [Int64: [UInt8]]] = [:]
+        for (cid, keys) in wanted {
+            var binds = PostgresBindings()
+            binds.append(cid.description)
+            binds.append(keys.sorted())
+            for row in try PostgresTableBinder(table).decode(run(table.select("WHERE cid = $1 AND since = ANY($2)"), binds)) {
+                objects[cid, default: [:]][row.since] = row.object
+            }
+        }
+        return objects
     }
 
     package func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
@@ -835,6 +860,20 @@ package final class PostgresStore: SharedReceiptsStore {
         return connection
     }
 
+    /// Removes the channel objects of `cids` that no event left refers to: those older than the
+    /// newest one at or before the channel's oldest event (all but the newest when none is left).
+    /// References are monotonic in a channel (``JournaledChannel``), so no event left needs them.
+    private func pruneChannelObjects(of cids: some Collection<String>) throws {
+        guard !cids.isEmpty else { return }
+        var binds = PostgresBindings()
+        binds.append(Array(cids))
+        try run("""
+            DELETE FROM journal_channels o USING unnest($1::text[]) AS c(cid) WHERE o.cid = c.cid AND o.since < (
+                SELECT max(since) FROM journal_channels WHERE cid = c.cid
+                AND since <= coalesce((SELECT min(channel_seq) FROM journal_events WHERE cid = c.cid), \(Int64.max)))
+            """, binds)
+    }
+
     package func prune(_ policy: RetentionPolicy, now: Timestamp, limit: Int) throws(StorageError) -> (entries: Int, events: Int) {
         try checkOpen()
         do {
@@ -849,7 +888,11 @@ package final class PostgresStore: SharedReceiptsStore {
                     binds.append(now.rawValue - age * 1_000_000)
                     binds.append(Int64(limit))
                     let oldest = "SELECT seq FROM journal WHERE at < $1 ORDER BY seq LIMIT $2"
-                    events += try count(run("WITH d AS (DELETE FROM journal_events WHERE command_seq IN (\(oldest)) RETURNING 1) SELECT count(*) FROM d", binds))
+                    let removed = try run("""
+                        DELETE FROM journal_events WHERE command_seq IN (\(oldest)) RETURNING cid, channel_since IS NOT NULL
+                        """, binds).map { try $0.decode((String?, Bool).self) }
+                    events += removed.count
+                    try pruneChannelObjects(of: Set(removed.compactMap { $0.1 ? $0.0 : nil }))
                     entries += try count(run("WITH d AS (DELETE FROM journal WHERE seq IN (\(oldest)) RETURNING 1) SELECT count(*) FROM d", binds))
                 }
                 if let keep = policy.maxEventsPerChannel {
@@ -872,6 +915,7 @@ package final class PostgresStore: SharedReceiptsStore {
                             DELETE FROM journal_events WHERE cid = $1 AND channel_seq BETWEEN $2 AND $3 RETURNING command_seq
                             """, range).map { try $0.decode(Int64.self) }
                         events += commands.count
+                        try pruneChannelObjects(of: [cid])
                         // Commands the sweep has passed already go now if none of their events is left.
                         for command in Set(commands) where command <= swept {
                             var seq = PostgresBindings()

@@ -23,6 +23,16 @@ struct PostgresTableBinder<Row> {
         }
     }
 
+    /// Adds to `combined` an INSERT of the `rows` whose primary key is not stored yet (`ON CONFLICT
+    /// DO NOTHING`): a stored row stays as it is.
+    func insertMissing(_ rows: [Row], into combined: inout PostgresCombinedWrite) {
+        guard !rows.isEmpty else { return }
+        let conflict = " ON CONFLICT (\(table.primaryKey.joined(separator: ", "))) DO NOTHING"
+        combined.add(columns: table.columns.count, { "INSERT INTO \(table.name) (\(table.columnList)) SELECT * FROM \($0)\(conflict)" }) { b in
+            Self.bind(table.columns, rows, &b)
+        }
+    }
+
     /// Adds to `combined` an UPDATE of `columns` (key columns included, to find the rows) of existing rows.
     func update(_ rows: [Row], columns: [TableColumn<Row>], into combined: inout PostgresCombinedWrite) {
         guard !rows.isEmpty else { return }

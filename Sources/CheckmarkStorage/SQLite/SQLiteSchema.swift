@@ -240,6 +240,22 @@ enum SQLiteSchema {
                 CREATE UNIQUE INDEX journal_stream ON journal (stream, stream_seq);
                 """)
         }
+        migrator.registerMigration("v11-journaled-channels") { db in
+            // A channel object is stored once for the events that carry the same bytes (JournaledChannel):
+            // such an event is journaled without it (which object, and where it goes in the JSON).
+            // What was written before stays whole (these columns NULL).
+            try db.execute(sql: """
+                CREATE TABLE journal_channels (
+                    cid TEXT NOT NULL,
+                    since INTEGER NOT NULL,
+                    object TEXT NOT NULL,
+                    PRIMARY KEY (cid, since)
+                ) WITHOUT ROWID;
+                ALTER TABLE journal_events ADD COLUMN channel_since INTEGER;
+                ALTER TABLE journal_events ADD COLUMN channel_at INTEGER;
+                ALTER TABLE journal_events ADD COLUMN channel_bytes INTEGER;
+                """)
+        }
         return migrator
     }
 }

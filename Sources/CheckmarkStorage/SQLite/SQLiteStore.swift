@@ -434,6 +434,7 @@ package final class SQLiteStore: ReceiptsStore {
         let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
         try journal.write(batch.entries, .insert, in: db)
         try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, .insert, in: db)
+        try SQLiteTableBinder(StateTables.journalChannels).write(batch.channelObjectRows, .insertMissing, in: db)
         let users = SQLiteTableBinder(StateTables.users), types = SQLiteTableBinder(StateTables.channelTypes)
         try users.write(batch.users, .upsert, in: db)
         try types.write(batch.channelTypes, .upsert, in: db)
@@ -512,7 +513,11 @@ package final class SQLiteStore: ReceiptsStore {
                 // A `send_message` is kept without the text its message's row holds (committed with it).
                 try JournalEntry.restoreTexts(Self.storedMessages(JournalEntry.textPositions(in: entries), db), in: &entries)
                 let messages = try Self.storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events)), db)
-                for position in entries.indices { try JournaledMessage.attach(messages, to: &entries[position].events) }
+                let objects = try Self.channelObjects(JournaledChannel.keys(in: entries.flatMap(\.events)), db)
+                for position in entries.indices {
+                    try JournaledMessage.attach(messages, to: &entries[position].events)
+                    try JournaledChannel.attach(objects, to: &entries[position].events)
+                }
                 return entries
             }
         } catch let error as StorageError {
@@ -561,14 +566,15 @@ package final class SQLiteStore: ReceiptsStore {
                     db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq LIMIT ?",
                     arguments: [cid.description, after, through, Int64(clamping: limit)]
                 ) { (row: StateTables.EventRow) in
-                    // The whole event's size: with the message object it is sent with.
-                    let size = row.event.json.count + (row.event.message?.length ?? 0)
+                    // The whole event's size: with the message or channel object it is sent with.
+                    let size = row.event.json.count + (row.event.message?.length ?? 0) + (row.event.channel?.length ?? 0)
                     guard events.isEmpty || bytes + size <= maxBytes else { return false }
                     bytes += size
                     events.append(row.event)
                     return true
                 }
                 try JournaledMessage.attach(Self.storedMessages(JournaledMessage.positions(in: events), db), to: &events)
+                try JournaledChannel.attach(Self.channelObjects(JournaledChannel.keys(in: events), db), to: &events)
                 return events
             }
         } catch let error as StorageError {
@@ -596,6 +602,38 @@ package final class SQLiteStore: ReceiptsStore {
             }
         }
         return messages
+    }
+
+    /// Removes the channel objects of `cids` that no event left refers to: those older than the
+    /// newest one at or before the channel's oldest event (all but the newest when none is left).
+    /// References are monotonic in a channel (``JournaledChannel``), so no event left needs them.
+    private static func pruneChannelObjects(of cids: [String], _ db: Database) throws {
+        for cid in cids {
+            try db.execute(sql: """
+                DELETE FROM journal_channels WHERE cid = ? AND since < (SELECT max(since) FROM journal_channels WHERE cid = ?
+                    AND since <= coalesce((SELECT min(channel_seq) FROM journal_events WHERE cid = ?), \(Int64.max)))
+                """, arguments: [cid, cid, cid])
+        }
+    }
+
+    /// The channel objects at `wanted` (per channel, by the `since` that keys them), read in `db`.
+    private static func channelObjects(_ wanted: [ChannelCID: Set<Int64>], _ db: Database) throws -> [ChannelCID: [Int64: [UInt8]]] {
+        var objects: [ChannelCID: [Int64: [UInt8]]] = [:]
+        for (cid, keys) in wanted {
+            let sorted = keys.sorted()
+            // At most SQLite's bound-variable limit a statement.
+            for chunk in stride(from: 0, to: sorted.count, by: 500) {
+                let part = sorted[chunk..<min(sorted.count, chunk + 500)]
+                let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+                var arguments: [any DatabaseValueConvertible] = [cid.description]
+                arguments += part.map { $0 }
+                for row in try SQLiteTableBinder(StateTables.journalChannels).load(
+                    db, "WHERE cid = ? AND since IN (\(marks))", arguments: StatementArguments(arguments)) {
+                    objects[cid, default: [:]][row.since] = row.object
+                }
+            }
+        }
+        return objects
     }
 
     package func archivedTexts(_ cid: ChannelCID, positions: [Int]) throws(StorageError) -> [Int: String] {
@@ -630,8 +668,12 @@ package final class SQLiteStore: ReceiptsStore {
                     // The oldest entries first, with their events.
                     let cutoff = now.rawValue - age * 1_000_000
                     let oldest = "SELECT seq FROM journal WHERE at < ? ORDER BY seq LIMIT ?"
+                    let carriers = try String.fetchAll(db, sql: """
+                        SELECT DISTINCT cid FROM journal_events WHERE command_seq IN (\(oldest)) AND channel_since IS NOT NULL
+                        """, arguments: [cutoff, limit])
                     try db.execute(sql: "DELETE FROM journal_events WHERE command_seq IN (\(oldest))", arguments: [cutoff, limit])
                     events += db.changesCount
+                    try Self.pruneChannelObjects(of: carriers, db)
                     try db.execute(sql: "DELETE FROM journal WHERE seq IN (\(oldest))", arguments: [cutoff, limit])
                     entries += db.changesCount
                 }
@@ -652,6 +694,7 @@ package final class SQLiteStore: ReceiptsStore {
                         let commands = try Int64.fetchAll(db, sql: "SELECT DISTINCT command_seq FROM journal_events WHERE cid = ? AND channel_seq BETWEEN ? AND ?", arguments: range)
                         try db.execute(sql: "DELETE FROM journal_events WHERE cid = ? AND channel_seq BETWEEN ? AND ?", arguments: range)
                         events += db.changesCount
+                        try Self.pruneChannelObjects(of: [cid], db)
                         // Commands the sweep has passed already go now if none of their events is left.
                         for command in commands where command <= swept {
                             try db.execute(sql: "DELETE FROM journal WHERE seq = ? AND \(JournalPruning.noEventLeft)", arguments: [command])

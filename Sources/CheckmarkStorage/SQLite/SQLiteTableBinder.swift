@@ -15,6 +15,8 @@ struct SQLiteTableBinder<Row> {
         case insert = "INSERT"
         /// `INSERT OR REPLACE`: new rows, or rows replaced by primary key.
         case upsert = "INSERT OR REPLACE"
+        /// `INSERT OR IGNORE`: new rows; a row whose primary key exists stays as it is.
+        case insertMissing = "INSERT OR IGNORE"
     }
 
     /// The statement that writes one whole row with `verb`.

@@ -12,6 +12,7 @@ enum StateTables {
     /// A message at its position, with how many messages before it count as unread for others.
     typealias MessageRow = (position: Int, message: Message, countableBefore: Int)
     typealias EventRow = (commandSeq: Int64, event: JournalEvent)
+    typealias ChannelObjectRow = (cid: ChannelCID, since: Int64, object: [UInt8])
     typealias CounterRow = (name: String, value: Int64)
     typealias SequenceRow = (cid: ChannelCID, lastSeq: Int64)
     /// A thread's counts: its replies, and those that count as unread for others (not silent).
@@ -295,6 +296,9 @@ enum StateTables {
     /// Journal events. From schema v6, an event whose message object is kept once in ``messages``
     /// (``JournaledMessage``) is written without it, and `message_position`, `message_at` and
     /// `message_bytes` say which message it was and where it goes; they are NULL for whole events.
+    /// From schema v13 (SQLite v11), an event whose channel object is kept once in ``journalChannels``
+    /// (``JournaledChannel``) is written without it, and `channel_since`, `channel_at` and
+    /// `channel_bytes` say which object and where it goes.
     static let journalEvents = TableDescription<EventRow>(
         name: "journal_events",
         columns: [
@@ -303,11 +307,14 @@ enum StateTables {
             .init("cid", .text, nullable: true) { .text($0.event.cid?.description) },
             .init("channel_seq", .integer, nullable: true) { .integer($0.event.channelSeq) },
             .init("type", .text) { .text($0.event.type) },
-            .init("payload", .text) { row in .textBytes(row.event.storedMessage.map { $0.cut(row.event.json) } ?? row.event.json) },
+            .init("payload", .text) { .textBytes($0.event.storedPayload) },
             .init("audience", .text, nullable: true) { .text($0.event.audience?.storedValue) },
             .init("message_position", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.position) }) },
             .init("message_at", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.offset) }) },
             .init("message_bytes", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.length) }) },
+            .init("channel_since", .integer, nullable: true) { .integer($0.event.storedChannel?.since) },
+            .init("channel_at", .integer, nullable: true) { .integer($0.event.storedChannel.map { Int64($0.offset) }) },
+            .init("channel_bytes", .integer, nullable: true) { .integer($0.event.storedChannel.map { Int64($0.length) }) },
         ],
         primaryKey: ["seq"],
         decode: { (row) throws(StorageError) in
@@ -318,18 +325,39 @@ enum StateTables {
                 }
                 message = JournaledMessage(position: Int(position), offset: Int(offset), length: Int(length))
             }
+            var channel: JournaledChannel?
+            if let since = try row["channel_since"].optionalInteger {
+                guard let offset = try row["channel_at"].optionalInteger, let length = try row["channel_bytes"].optionalInteger else {
+                    throw .corrupt(path: "", reason: "a journaled event's channel object \(since) without its place")
+                }
+                channel = JournaledChannel(since: since, offset: Int(offset), length: Int(length))
+            }
             let event = JournalEvent(
                 seq: try row["seq"].integer, cid: try row["cid"].optionalText.flatMap(ChannelCID.init),
                 channelSeq: try row["channel_seq"].optionalInteger, type: try row["type"].text,
                 audience: try row["audience"].optionalText.flatMap(EventAudience.init(storedValue:)),
-                json: Array(try row["payload"].text.utf8), message: message)
+                json: Array(try row["payload"].text.utf8), message: message, channel: channel)
             return (try row["command_seq"].integer, event)
+        })
+
+    /// The channel objects the journal keeps once (``JournaledChannel``), by channel and the
+    /// `channel_seq` of the first event that carried them (from schema v13, SQLite v11).
+    static let journalChannels = TableDescription<ChannelObjectRow>(
+        name: "journal_channels",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("since", .integer) { .integer($0.since) },
+            .init("object", .text) { .textBytes($0.object) },
+        ],
+        primaryKey: ["cid", "since"],
+        decode: { (row) throws(StorageError) in
+            (try cid(row["cid"].text), try row["since"].integer, Array(try row["object"].text.utf8))
         })
 
     /// The durable state tables, for checks that cover all of them.
     static let all: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
         shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(threadReads), shape(threads),
-        shape(counters), shape(channelSequences), shape(journal), shape(journalEvents),
+        shape(counters), shape(channelSequences), shape(journal), shape(journalEvents), shape(journalChannels),
     ]
 
     /// The tables only SQLite has in this shape (its passes in the order written, by row id).

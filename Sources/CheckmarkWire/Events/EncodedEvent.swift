@@ -9,6 +9,9 @@ public struct EncodedEvent: Sendable, Hashable {
     /// Where ``stored`` holds the event's message object, when the journal may keep that object once,
     /// in storage (`message.new`; see `JournaledMessage`).
     public var messageObject: Range<Int>?
+    /// Where ``stored`` holds the event's channel object (`notification.mark_read` of a channel read),
+    /// which the journal may keep once for the events that carry the same bytes (see `JournaledChannel`).
+    public var channelObject: Range<Int>?
 
     /// An event from its stored form (as the encoder makes it, and as the journal and traces keep it),
     /// to be completed per recipient.
@@ -16,10 +19,11 @@ public struct EncodedEvent: Sendable, Hashable {
         self.init(stored: json, carriesCounts: ReceiptsEventPayload.carriesCounts(type: type))
     }
 
-    init(stored json: [UInt8], carriesCounts: Bool, messageObject: Range<Int>? = nil) {
+    init(stored json: [UInt8], carriesCounts: Bool, messageObject: Range<Int>? = nil, channelObject: Range<Int>? = nil) {
         stored = json
         self.carriesCounts = carriesCounts
         self.messageObject = messageObject
+        self.channelObject = channelObject
     }
 
     /// The JSON object up to (not including) its closing brace: a view of ``stored``, not a copy.

@@ -216,19 +216,24 @@ public enum StreamJSON {
     /// Encodes an event once for all its recipients. `channelSeq`, the event's place in its channel's
     /// journal, goes out as `channel_seq`: what a client passes back to resume the channel.
     public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil) -> EncodedEvent {
-        encode(event, channelSeq: channelSeq) { user, writer in write(user: user, into: &writer) }
+        encode(event, channelSeq: channelSeq, writeUser: { user, writer in write(user: user, into: &writer) },
+               writeChannel: { channel, writer in write(channel: channel, into: &writer) })
     }
 
-    /// ``encode(_:channelSeq:)``, taking the event's users from `users` when they were written before
-    /// (byte for byte the same JSON).
-    public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil, users: inout UserJSONCache) -> EncodedEvent {
-        encode(event, channelSeq: channelSeq) { user, writer in writer.raw(users.json(for: user)) }
+    /// ``encode(_:channelSeq:)``, taking the event's users from `users` and its channel object from
+    /// `channels` when they were written before (byte for byte the same JSON).
+    public static func encode(_ event: ReceiptsEvent, channelSeq: Int64? = nil, users: inout UserJSONCache,
+                              channels: inout ChannelJSONCache) -> EncodedEvent {
+        encode(event, channelSeq: channelSeq, writeUser: { user, writer in writer.raw(users.json(for: user)) },
+               writeChannel: { channel, writer in writer.raw(channels.json(for: channel)) })
     }
 
-    private static func encode(_ event: ReceiptsEvent, channelSeq: Int64?, writeUser: (User, inout JSONWriter) -> Void) -> EncodedEvent {
+    private static func encode(_ event: ReceiptsEvent, channelSeq: Int64?, writeUser: (User, inout JSONWriter) -> Void,
+                               writeChannel: (ChannelSummary, inout JSONWriter) -> Void) -> EncodedEvent {
         // Events with a channel object are about 2 KiB, the others about 1 KiB: one allocation each.
         var writer = JSONWriter(capacity: event.payload.carriesChannelObject ? 3072 : 1024)
         var messageObject: Range<Int>?
+        var channelObject: Range<Int>?
         writer.beginObject()
         writer.field("type", event.type)
         if let cid = event.cid {
@@ -269,7 +274,7 @@ public enum StreamJSON {
             writer.key("user")
             writeUser(sender, &writer)
             writer.key("channel")
-            write(channel: channel, into: &writer)
+            writeChannel(channel, &writer)
             writer.field("watcher_count", watcherCount)
         case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
@@ -295,7 +300,9 @@ public enum StreamJSON {
             }
             if let channel {
                 writer.key("channel")
-                write(channel: channel, into: &writer)
+                let start = writer.count
+                writeChannel(channel, &writer)
+                channelObject = start..<writer.count
             }
         case .notificationMarkUnread(let user, let firstUnread, let lastReadMessageID, let lastReadAt, let unread):
             writer.key("user")
@@ -307,6 +314,7 @@ public enum StreamJSON {
         }
         // Closed without counts: recipients' counts, where carried, go before the closing brace.
         writer.endObject()
-        return EncodedEvent(stored: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type), messageObject: messageObject)
+        return EncodedEvent(stored: writer.bytes, carriesCounts: ReceiptsEventPayload.carriesCounts(type: event.type), messageObject: messageObject,
+                            channelObject: channelObject)
     }
 }

@@ -1,0 +1,58 @@
+import CheckmarkCore
+import CheckmarkStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which stored channel object (``JournaledChannel``) a journaled event refers to: per channel, the
+/// latest object its events carried, so that an event with the same bytes refers to it instead of
+/// storing them again.
+///
+/// Keys never go back within a channel: an event gets the latest object's key, or its own
+/// `channel_seq` (its batch stores the object), which is past every earlier key. Retention relies on
+/// that (``JournaledChannel``). Holds at most ``capacity`` channels, each object of at most
+/// ``maxObjectBytes`` (a larger one is stored with every event that carries it); a channel that comes
+/// when it is full empties it first: at most 64 MiB of objects (typically 1.3 KB a channel).
+struct ChannelObjectLedger {
+    /// Most channels kept: more than a node's channels read at once.
+    static let capacity = 16_384
+    /// Largest object kept, in bytes.
+    static let maxObjectBytes = 4096
+
+    private var latest: [ChannelCID: (since: Int64, object: [UInt8])] = [:]
+
+    /// The key of `object`, carried by the event at `channelSeq` of `cid`: the channel's latest key when
+    /// that object has the same bytes, else `channelSeq` (the event's batch stores the object).
+    mutating func key(for object: ArraySlice<UInt8>, of cid: ChannelCID, at channelSeq: Int64) -> Int64 {
+        if let kept = latest[cid], Self.same(kept.object, object) { return kept.since }
+        guard object.count <= Self.maxObjectBytes else {
+            latest[cid] = nil
+            return channelSeq
+        }
+        if latest.count >= Self.capacity, latest[cid] == nil { latest.removeAll(keepingCapacity: true) }
+        latest[cid] = (channelSeq, Array(object))
+        return channelSeq
+    }
+
+    /// Takes the keys of events another node journaled (read back whole, with their references): its
+    /// objects are the channels' latest; a channel whose events came without one has none kept.
+    mutating func follow(_ events: [JournalEvent]) {
+        for event in events { if let cid = event.cid { latest[cid] = nil } }
+        for event in events {
+            guard let cid = event.cid, let channel = event.channel, channel.fits(event.json),
+                  channel.length <= Self.maxObjectBytes else { continue }
+            if latest.count >= Self.capacity { latest.removeAll(keepingCapacity: true) }
+            latest[cid] = (channel.since, Array(channel.object(in: event.json)))
+        }
+    }
+
+    /// Whether the two have the same bytes (compared as memory: a byte-wise loop cost more than the
+    /// rest of journaling an event).
+    private static func same(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { a in b.withUnsafeBytes { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+    }
+
+    /// How many channels it holds.
+    var keptChannels: Int { latest.count }
+}
