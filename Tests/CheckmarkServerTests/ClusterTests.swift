@@ -317,6 +317,53 @@ extension EndToEnd {
             }, "the shard was claimed again, at a new epoch")
         }
 
+        /// Regression (review of 3467b25): a node that takes a channel over refers to channel objects it
+        /// stored itself, never to keys it guessed while following another node's commits. Here the
+        /// second node restarts between two reads that share an object (its guess would be the second
+        /// read's sequence, which nobody stored), then takes the channel when the first node stops:
+        /// every read replays whole.
+        @Test func aNodeTakingAChannelOverRefersOnlyToChannelObjectsThatAreStored() async throws {
+            let (url, started) = try await Self.startCluster(nodes: 2)
+            var nodes = started
+            defer {
+                let all = nodes
+                Task { await Self.stopAll(all, dropping: url) }
+            }
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
+            // messaging:general is in shard 92: the first node's (a joining node takes the upper half).
+            try await nodes[0].setUp(users: ["alice", "bob"])
+            for id in ["m1", "m2", "m3"] {
+                _ = try await nodes[0].run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: id, text: id)))
+            }
+            _ = try await nodes[0].run(.markRead(cid: Self.general, userID: "bob", messageID: "m1"))
+            await nodes[1].stop()
+            nodes[1] = try await Self.startNode(url)
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
+            _ = try await nodes[0].run(.markRead(cid: Self.general, userID: "bob", messageID: "m2"))
+            // The second node has applied it before the first stops.
+            _ = try await nodes[1].http("GET", "/readyz")
+            try await Task.sleep(for: .milliseconds(500))
+            await nodes[0].stop()
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try Self.shardsOwned(nodes[1]) == 256 })
+            var read = false
+            for _ in 0..<50 where !read {
+                read = (try? await nodes[1].run(.markRead(cid: Self.general, userID: "bob", messageID: "m3"))) != nil
+                if !read { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(read)
+            let bob = try await nodes[1].connect("bob")
+            _ = try await bob.watch(Self.general, lastSeq: 0)
+            var replayed: [ChatEvent] = []
+            while let event = await bob.nextEvent() {
+                replayed.append(event)
+                if event.type == "channel.resumed" || event.type == "channel.resume_failed" { break }
+            }
+            #expect(replayed.last?.type == "channel.resumed", "\(replayed.last?.json.map { "\($0)" } ?? "no end")")
+            let reads = replayed.filter { $0.type == "notification.mark_read" }
+            #expect(reads.compactMap { $0.json?["last_read_message_id"]?.stringValue } == ["m1", "m2", "m3"])
+            #expect(reads.allSatisfy { $0.json?["channel"]?["cid"]?.stringValue == "messaging:general" })
+        }
+
         /// A client that loses its node resumes on another with nothing lost and nothing repeated.
         @Test func resumeOnAnotherNodeAfterLosingOne() async throws {
             let (url, nodes) = try await Self.startCluster()

@@ -9,10 +9,11 @@ import Glibc
 /// storing them again.
 ///
 /// Keys never go back within a channel: an event gets the latest object's key, or its own
-/// `channel_seq` (its batch stores the object), which is past every earlier key. Retention relies on
-/// that (``JournaledChannel``). Holds at most ``capacity`` channels, each object of at most
-/// ``maxObjectBytes`` (a larger one is stored with every event that carries it); a channel that comes
-/// when it is full empties it first: at most 64 MiB of objects (typically 1.3 KB a channel).
+/// `channel_seq` (its batch stores the object), which is past every earlier key; a channel another
+/// node wrote to since is forgotten (``forget(_:)``). Retention relies on that (``JournaledChannel``).
+/// Holds at most ``capacity`` channels, each object of at most ``maxObjectBytes`` (each event that
+/// carries a larger one stores it under its own key); a channel that comes when it is full empties it
+/// first: at most 64 MiB of objects (typically 1.3 KB a channel).
 struct ChannelObjectLedger {
     /// Most channels kept: more than a node's channels read at once.
     static let capacity = 16_384
@@ -34,16 +35,11 @@ struct ChannelObjectLedger {
         return channelSeq
     }
 
-    /// Takes the keys of events another node journaled (read back whole, with their references): its
-    /// objects are the channels' latest; a channel whose events came without one has none kept.
-    mutating func follow(_ events: [JournalEvent]) {
-        for event in events { if let cid = event.cid { latest[cid] = nil } }
-        for event in events {
-            guard let cid = event.cid, let channel = event.channel, channel.fits(event.json),
-                  channel.length <= Self.maxObjectBytes else { continue }
-            if latest.count >= Self.capacity { latest.removeAll(keepingCapacity: true) }
-            latest[cid] = (channel.since, Array(channel.object(in: event.json)))
-        }
+    /// Forgets what it holds of `cids`, whose events another node journaled: their keys are not known
+    /// here (other nodes' entries are read without their events), so the next event of such a
+    /// channel on this node takes its own sequence as key, past every key before it.
+    mutating func forget(_ cids: some Sequence<ChannelCID>) {
+        for cid in cids { latest[cid] = nil }
     }
 
     /// Whether the two have the same bytes (compared as memory: a byte-wise loop cost more than the

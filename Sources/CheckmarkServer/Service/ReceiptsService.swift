@@ -1047,8 +1047,8 @@ package final class ReceiptsService: Sendable {
                 }
                 let shared = share(outcome, of: entry.command)
                 _ = journal(entry.command, shared)
-                // The objects its node stored are what this node refers to next, if it takes the channel.
-                state.channelObjects.follow(entry.events)
+                // Which objects its node stored is not known here: its channels' next objects are new.
+                state.channelObjects.forget(shared.compactMap(\.1.cid))
                 events.append(contentsOf: shared)
             }
         }

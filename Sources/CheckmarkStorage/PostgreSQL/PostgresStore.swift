@@ -706,6 +706,9 @@ package final class PostgresStore: SharedReceiptsStore {
     package func journal(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
+            // One snapshot: a prune on any node between the reads would take objects its events need.
+            try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? run("COMMIT") }
             var entries = try fetchCommands(after: seq, limit: limit)
             guard let first = entries.first?.seq, let last = entries.last?.seq else { return entries }
             var binds = PostgresBindings()
@@ -753,15 +756,17 @@ package final class PostgresStore: SharedReceiptsStore {
                 WHERE position = 1 OR running <= $5 ORDER BY channel_seq
                 """, binds: binds)
             let connection = try journalReader()
-            let rows = try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
+            func run(_ query: PostgresQuery) throws -> [PostgresRow] {
+                try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
+            }
+            // One snapshot: a prune on any node between the reads would take objects its events need.
+            _ = try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? run("COMMIT") }
+            let rows = try run(query)
             var page = try PostgresTableBinder(events).decode(rows).map(\.event)
-            let messages = try storedMessages(JournaledMessage.positions(in: page)) { sql, binds in
-                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
-            }
+            let messages = try storedMessages(JournaledMessage.positions(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
             try JournaledMessage.attach(messages, to: &page)
-            let objects = try channelObjects(JournaledChannel.keys(in: page)) { sql, binds in
-                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
-            }
+            let objects = try channelObjects(JournaledChannel.keys(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
             try JournaledChannel.attach(objects, to: &page)
             return page
         } catch let error as StorageError {
