@@ -37,9 +37,22 @@ extension ReceiptsEngine {
         events.append(ReceiptsEvent(
             payload: .notificationMarkRead(
                 user: reader, lastReadMessageID: single ? lastReadMessageID : nil,
-                channel: single ? summary(of: channels.values[plans[0].slot]) : nil),
+                channel: single ? summary(ofChannelAt: plans[0].slot) : nil),
             cid: single ? plans[0].cid : nil, createdAt: now, recipients: own))
         return ReceiptsOutcome(events: events)
+    }
+
+    /// ``summary(of:)`` of the channel at `slot`, read in place: passing `channels.values[slot]` to
+    /// it copied the channel and the engine, a retain and release of each of their parts, every read.
+    private mutating func summary(ofChannelAt slot: Dictionary<ChannelCID, Channel>.Index) -> ChannelSummary {
+        let type = type(of: channels.keys[slot])
+        return Self.summary(of: &channels.values[slot], users: users, type: type)
+    }
+
+    private static func summary(of channel: inout Channel, users: UserTable, type: ChannelType) -> ChannelSummary {
+        ChannelSummary(
+            cid: channel.cid, createdBy: channel.createdBy, creator: channel.createdBy.flatMap { users[$0] },
+            createdAt: channel.createdAt, lastMessageAt: channel.lastMessageAt, memberCount: channel.members.count, type: type)
     }
 
     /// Where a read target moves `userID`'s read pointer in `channel`: past its message, or to the end.
