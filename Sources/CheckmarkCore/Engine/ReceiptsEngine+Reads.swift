@@ -49,6 +49,7 @@ extension ReceiptsEngine {
         return Self.summary(of: &channels.values[slot], users: users, type: type)
     }
 
+    /// What ``summary(of:)`` says of `channel` (`inout` only to be read in place; keep the two alike).
     private static func summary(of channel: inout Channel, users: UserTable, type: ChannelType) -> ChannelSummary {
         ChannelSummary(
             cid: channel.cid, createdBy: channel.createdBy, creator: channel.createdBy.flatMap { users[$0] },

@@ -759,16 +759,23 @@ package final class PostgresStore: SharedReceiptsStore {
             func run(_ query: PostgresQuery) throws -> [PostgresRow] {
                 try Self.wait(connection.query(query, logger: logger), closingOnTimeout: connection).rows
             }
-            // One snapshot: a prune on any node between the reads would take objects its events need.
-            _ = try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            defer { _ = try? run("COMMIT") }
-            let rows = try run(query)
-            var page = try PostgresTableBinder(events).decode(rows).map(\.event)
-            let messages = try storedMessages(JournaledMessage.positions(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
-            try JournaledMessage.attach(messages, to: &page)
-            let objects = try channelObjects(JournaledChannel.keys(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
-            try JournaledChannel.attach(objects, to: &page)
-            return page
+            // Not one transaction: other threads read on this connection too (a snapshot would hold
+            // theirs). A prune on any node between the page's read and its objects' removes objects
+            // only with the events that refer to them: the page is read once more, without those.
+            var attempt = 1
+            while true {
+                var page = try PostgresTableBinder(events).decode(run(query)).map(\.event)
+                let messages = try storedMessages(JournaledMessage.positions(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
+                try JournaledMessage.attach(messages, to: &page)
+                let objects = try channelObjects(JournaledChannel.keys(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
+                do {
+                    try JournaledChannel.attach(objects, to: &page)
+                    return page
+                } catch {
+                    guard attempt == 1 else { throw error }
+                    attempt += 1
+                }
+            }
         } catch let error as StorageError {
             throw error
         } catch {
