@@ -28,19 +28,10 @@ package struct JournaledChannel: Sendable, Hashable {
     }
 
     /// Whether `json`, an event's whole JSON, has an object at ``offset`` of ``length`` bytes.
-    package func fits(_ json: [UInt8]) -> Bool {
-        offset >= 0 && length >= 2 && offset + length <= json.count
-            && json[offset] == UInt8(ascii: "{") && json[offset + length - 1] == UInt8(ascii: "}")
-    }
+    package func fits(_ json: [UInt8]) -> Bool { EmbeddedObject.fits(json, offset: offset, length: length) }
 
-    /// `json` without the channel object: what the store writes as the event's payload.
-    package func cut(_ json: [UInt8]) -> [UInt8] {
-        var stored: [UInt8] = []
-        stored.reserveCapacity(json.count - length)
-        stored.append(contentsOf: json[..<offset])
-        stored.append(contentsOf: json[(offset + length)...])
-        return stored
-    }
+    /// `json` without the channel object: what the store writes.
+    package func cut(_ json: [UInt8]) -> [UInt8] { EmbeddedObject.cut(json, offset: offset, length: length) }
 
     /// The channel object's bytes in `json`, an event's whole JSON.
     package func object(in json: [UInt8]) -> ArraySlice<UInt8> { json[offset..<(offset + length)] }

@@ -41,19 +41,10 @@ package struct JournaledMessage: Sendable, Hashable {
     }
 
     /// Whether `json`, an event's whole JSON, has a message object at ``offset`` of ``length`` bytes.
-    package func fits(_ json: [UInt8]) -> Bool {
-        offset >= 0 && length >= 2 && offset + length <= json.count
-            && json[offset] == UInt8(ascii: "{") && json[offset + length - 1] == UInt8(ascii: "}")
-    }
+    package func fits(_ json: [UInt8]) -> Bool { EmbeddedObject.fits(json, offset: offset, length: length) }
 
     /// `json` without the message object: what the store writes.
-    package func cut(_ json: [UInt8]) -> [UInt8] {
-        var stored: [UInt8] = []
-        stored.reserveCapacity(json.count - length)
-        stored.append(contentsOf: json[..<offset])
-        stored.append(contentsOf: json[(offset + length)...])
-        return stored
-    }
+    package func cut(_ json: [UInt8]) -> [UInt8] { EmbeddedObject.cut(json, offset: offset, length: length) }
 }
 
 extension JournaledMessage {

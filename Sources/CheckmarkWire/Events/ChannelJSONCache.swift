@@ -47,9 +47,10 @@ public struct ChannelJSONCache: Sendable {
 
     /// Whether the two summaries write the same JSON: every field the same, strings byte for byte.
     static func sameBytes(_ a: ChannelSummary, _ b: ChannelSummary) -> Bool {
-        same(a.cid.type, b.cid.type) && same(a.cid.id, b.cid.id) && same(a.createdBy, b.createdBy)
+        UserJSONCache.same(a.cid.type, b.cid.type) && UserJSONCache.same(a.cid.id, b.cid.id)
+            && UserJSONCache.same(a.createdBy, b.createdBy)
             && sameCreator(a.creator, b.creator) && a.createdAt == b.createdAt && a.lastMessageAt == b.lastMessageAt
-            && a.memberCount == b.memberCount && same(a.type.name, b.type.name) && a.type.readEvents == b.type.readEvents
+            && a.memberCount == b.memberCount && UserJSONCache.same(a.type.name, b.type.name) && a.type.readEvents == b.type.readEvents
             && a.type.deliveryEvents == b.type.deliveryEvents && a.type.createdAt == b.type.createdAt
             && a.type.updatedAt == b.type.updatedAt
     }
@@ -58,14 +59,6 @@ public struct ChannelJSONCache: Sendable {
         switch (a, b) {
         case (nil, nil): true
         case (let a?, let b?): UserJSONCache.sameBytes(a, b)
-        case (nil, _?), (_?, nil): false
-        }
-    }
-
-    private static func same(_ a: String?, _ b: String?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
         case (nil, _?), (_?, nil): false
         }
     }

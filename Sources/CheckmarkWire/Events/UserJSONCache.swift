@@ -58,7 +58,8 @@ public struct UserJSONCache: Sendable {
             && a.createdAt == b.createdAt && a.updatedAt == b.updatedAt && same(.object(a.custom), .object(b.custom))
     }
 
-    private static func same(_ a: String?, _ b: String?) -> Bool {
+    /// Whether the two are the same bytes (not merely equal strings), or both nil.
+    static func same(_ a: String?, _ b: String?) -> Bool {
         switch (a, b) {
         case (nil, nil): true
         case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
