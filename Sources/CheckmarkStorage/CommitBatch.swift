@@ -87,19 +87,6 @@ package struct CommitBatch: Sendable {
         return counts
     }
 
-    /// The channel objects the batch's events are the first to carry (``JournaledChannel``): an
-    /// event that refers to an object from an earlier event stores none.
-    var channelObjectRows: [StateTables.ChannelObjectRow] {
-        var rows: [StateTables.ChannelObjectRow] = []
-        for entry in entries {
-            for event in entry.events {
-                guard let channel = event.storedChannel, let cid = event.cid, channel.since == event.channelSeq else { continue }
-                rows.append((cid, channel.since, Array(channel.object(in: event.json))))
-            }
-        }
-        return rows
-    }
-
     /// Each channel's last event sequence in the batch.
     var channelSequenceRows: [StateTables.SequenceRow] {
         var last: [ChannelCID: Int64] = [:]

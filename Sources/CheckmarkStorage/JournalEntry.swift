@@ -105,11 +105,4 @@ package struct JournalEvent: Sendable, Hashable {
         guard let channel, storedMessage == nil, cid != nil, channel.fits(json) else { return nil }
         return channel
     }
-
-    /// The JSON the store writes as the event's payload: without the objects kept once.
-    var storedPayload: [UInt8] {
-        if let message = storedMessage { return message.cut(json) }
-        if let channel = storedChannel { return channel.cut(json) }
-        return json
-    }
 }

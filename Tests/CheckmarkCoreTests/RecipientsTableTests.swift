@@ -55,6 +55,18 @@ struct RecipientsTableTests {
         #expect(outcome.events("notification.message_new").first?.audience == .nonWatchingMembers)
     }
 
+    /// The service asks whether an event is replayable without making its audience: both must say the same.
+    @Test func anEventIsReplayableExactlyWhenItsAudienceIs() throws {
+        var s = try Self.scenario()
+        var events = try s.send("a", "m1").events
+        events += try s.run(.markRead(cid: Scenario.general, userID: "c", messageID: nil)).events
+        events += try s.run(.markDelivered(userID: "d", latest: [DeliveredTarget(cid: Scenario.general, messageID: "m1")])).events
+        events += try s.run(.markUnread(cid: Scenario.general, userID: "c", from: .message("m1"))).events
+        #expect(Set(events.map(\.type)) == ["message.new", "notification.message_new", "message.read", "notification.mark_read",
+                                             "message.delivered", "notification.mark_unread"])
+        for event in events { #expect(event.isReplayable == event.audience.isReplayable, "\(event.type)") }
+    }
+
     @Test func messageReadGoesToWatchers() throws {
         var s = try Self.scenario()
         try s.send("a", "m1")

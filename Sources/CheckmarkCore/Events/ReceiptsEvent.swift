@@ -19,6 +19,15 @@ public struct ReceiptsEvent: Sendable, Hashable {
     /// The Stream event type.
     public var type: String { payload.type }
 
+    /// Whether a resume can replay the event to anyone: ``audience``'s ``EventAudience/isReplayable``,
+    /// told from the payload's kind alone (no audience is made for it).
+    public var isReplayable: Bool {
+        switch payload {
+        case .notificationMessageNew: false
+        case .messageNew, .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread: true
+        }
+    }
+
     /// Who the event is for, decided with the privacy settings it was emitted under.
     public var audience: EventAudience {
         switch payload {
@@ -52,8 +61,11 @@ public struct Recipient: Sendable, Hashable {
     }
 }
 
-/// What an event says, in Stream's terms (contract: Events and who receives them).
-public enum ReceiptsEventPayload: Sendable, Hashable {
+/// What an event says, in Stream's terms (contract: Events and who receives them). Held out of line
+/// (`indirect`): an event is copied several times on its way (outcome, sequencer, journal, fan-out),
+/// and a copy of the inline payload moved its largest case (a user, a message and a channel summary,
+/// about 420 bytes) with a retain for each of their fields.
+public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     case messageNew(message: Message, sender: User, watcherCount: Int)
     /// `watcherCount` is the channel's, as in `message.new` (Stream's JavaScript SDK sets a loaded
     /// channel's count from any event that has one).

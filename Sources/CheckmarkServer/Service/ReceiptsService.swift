@@ -672,7 +672,7 @@ package final class ReceiptsService: Sendable {
             // An event no connection here receives and no resume replays (`notification.message_new`
             // when every member's connection watches, a busy channel's usual state) is not encoded:
             // nothing would read its bytes, and it is the largest event.
-            let unread = event.recipients.isEmpty && !event.audience.isReplayable
+            let unread = event.recipients.isEmpty && !event.isReplayable
             let encoded = SharedEvent(
                 type: event.type,
                 encoded: unread ? EncodedEvent(stored: [], type: event.type) : StreamJSON.encode(
@@ -695,10 +695,11 @@ package final class ReceiptsService: Sendable {
         events.reserveCapacity(shared.count)
         for (event, encoded) in shared {
             state.lastEventSeq += 1
-            let replayable = event.audience.isReplayable
+            let audience = event.audience
+            let replayable = event.isReplayable
             events.append(JournalEvent(
                 seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
-                audience: event.audience, json: replayable ? encoded.encoded.stored : [],
+                audience: audience, json: replayable ? encoded.encoded.stored : [],
                 message: replayable ? journaledMessage(of: event, encoded.encoded) : nil,
                 channel: replayable ? journaledChannel(encoded) : nil))
         }

@@ -580,9 +580,9 @@ package final class PostgresStore: SharedReceiptsStore {
         var fence = addFence(of: batch, to: &combined)
         let entries = batch.entries
         PostgresTableBinder(StateTables.journal).insert(entries, upsert: false, into: &combined)
-        let events = entries.flatMap { entry in entry.events.map { (commandSeq: entry.seq, event: $0) } }
+        let events = JournalEventRow.writing(entries)
         PostgresTableBinder(StateTables.journalEvents).insert(events, upsert: false, into: &combined)
-        PostgresTableBinder(StateTables.journalChannels).insertMissing(batch.channelObjectRows, into: &combined)
+        PostgresTableBinder(StateTables.journalChannels).insertMissing(JournalEventRow.channelObjects(of: events), into: &combined)
         PostgresTableBinder(StateTables.users).insert(batch.users, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelTypes).insert(batch.channelTypes, upsert: true, into: &combined)
         let channels = batch.channels
@@ -717,9 +717,9 @@ package final class PostgresStore: SharedReceiptsStore {
             let events = StateTables.journalEvents
             // Retention leaves gaps in the sequence: entries are found by their seq.
             let index = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($0.element.seq, $0.offset) })
-            for (commandSeq, event) in try PostgresTableBinder(events).decode(run(events.select("WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq"), binds)) {
-                guard let position = index[commandSeq] else { continue }
-                entries[position].events.append(event)
+            for row in try PostgresTableBinder(events).decode(run(events.select("WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq"), binds)) {
+                guard let position = index[row.commandSeq] else { continue }
+                entries[position].events.append(row.event)
             }
             let messages = try storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }
             let objects = try channelObjects(JournaledChannel.keys(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }

@@ -433,8 +433,9 @@ package final class SQLiteStore: ReceiptsStore {
     private static func write(_ batch: CommitBatch, passes ledger: inout PassLedger, to db: Database) throws {
         let journal = SQLiteTableBinder(StateTables.journal), events = SQLiteTableBinder(StateTables.journalEvents)
         try journal.write(batch.entries, .insert, in: db)
-        try events.write(batch.entries.lazy.flatMap { entry in entry.events.lazy.map { (commandSeq: entry.seq, event: $0) } }, .insert, in: db)
-        try SQLiteTableBinder(StateTables.journalChannels).write(batch.channelObjectRows, .insertMissing, in: db)
+        let eventRows = JournalEventRow.writing(batch.entries)
+        try events.write(eventRows, .insert, in: db)
+        try SQLiteTableBinder(StateTables.journalChannels).write(JournalEventRow.channelObjects(of: eventRows), .insertMissing, in: db)
         let users = SQLiteTableBinder(StateTables.users), types = SQLiteTableBinder(StateTables.channelTypes)
         try users.write(batch.users, .upsert, in: db)
         try types.write(batch.channelTypes, .upsert, in: db)
@@ -505,10 +506,10 @@ package final class SQLiteStore: ReceiptsStore {
                 var entries = try SQLiteTableBinder(StateTables.journal).load(db, "WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit])
                 guard let first = entries.first?.seq, let last = entries.last?.seq else { return entries }
                 let index = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($0.element.seq, $0.offset) })
-                for (commandSeq, event) in try SQLiteTableBinder(StateTables.journalEvents).load(
+                for row in try SQLiteTableBinder(StateTables.journalEvents).load(
                     db, "WHERE command_seq BETWEEN ? AND ? ORDER BY seq", arguments: [first, last]) {
-                    guard let position = index[commandSeq] else { continue }
-                    entries[position].events.append(event)
+                    guard let position = index[row.commandSeq] else { continue }
+                    entries[position].events.append(row.event)
                 }
                 // A `send_message` is kept without the text its message's row holds (committed with it).
                 try JournalEntry.restoreTexts(Self.storedMessages(JournalEntry.textPositions(in: entries), db), in: &entries)
@@ -565,7 +566,7 @@ package final class SQLiteStore: ReceiptsStore {
                 try SQLiteTableBinder(StateTables.journalEvents).prefix(
                     db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq LIMIT ?",
                     arguments: [cid.description, after, through, Int64(clamping: limit)]
-                ) { (row: StateTables.EventRow) in
+                ) { (row: JournalEventRow) in
                     // The whole event's size: with the message or channel object it is sent with.
                     let size = row.event.json.count + (row.event.message?.length ?? 0) + (row.event.channel?.length ?? 0)
                     guard events.isEmpty || bytes + size <= maxBytes else { return false }

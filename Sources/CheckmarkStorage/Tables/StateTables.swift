@@ -11,7 +11,6 @@ enum StateTables {
     typealias MemberRow = (cid: ChannelCID, position: Int, member: Member, countableSeen: Int)
     /// A message at its position, with how many messages before it count as unread for others.
     typealias MessageRow = (position: Int, message: Message, countableBefore: Int)
-    typealias EventRow = (commandSeq: Int64, event: JournalEvent)
     typealias ChannelObjectRow = (cid: ChannelCID, since: Int64, object: [UInt8])
     typealias CounterRow = (name: String, value: Int64)
     typealias SequenceRow = (cid: ChannelCID, lastSeq: Int64)
@@ -299,7 +298,7 @@ enum StateTables {
     /// From schema v13 (SQLite v11), an event whose channel object is kept once in ``journalChannels``
     /// (``JournaledChannel``) is written without it, and `channel_since`, `channel_at` and
     /// `channel_bytes` say which object and where it goes.
-    static let journalEvents = TableDescription<EventRow>(
+    static let journalEvents = TableDescription<JournalEventRow>(
         name: "journal_events",
         columns: [
             .init("seq", .integer) { .integer($0.event.seq) },
@@ -307,14 +306,14 @@ enum StateTables {
             .init("cid", .text, nullable: true) { .text($0.event.cid?.description) },
             .init("channel_seq", .integer, nullable: true) { .integer($0.event.channelSeq) },
             .init("type", .text) { .text($0.event.type) },
-            .init("payload", .text) { .textBytes($0.event.storedPayload) },
+            .init("payload", .text) { .textBytes($0.payload) },
             .init("audience", .text, nullable: true) { .text($0.event.audience?.storedValue) },
-            .init("message_position", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.position) }) },
-            .init("message_at", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.offset) }) },
-            .init("message_bytes", .integer, nullable: true) { .integer($0.event.storedMessage.map { Int64($0.length) }) },
-            .init("channel_since", .integer, nullable: true) { .integer($0.event.storedChannel?.since) },
-            .init("channel_at", .integer, nullable: true) { .integer($0.event.storedChannel.map { Int64($0.offset) }) },
-            .init("channel_bytes", .integer, nullable: true) { .integer($0.event.storedChannel.map { Int64($0.length) }) },
+            .init("message_position", .integer, nullable: true) { .integer($0.storedMessage.map { Int64($0.position) }) },
+            .init("message_at", .integer, nullable: true) { .integer($0.storedMessage.map { Int64($0.offset) }) },
+            .init("message_bytes", .integer, nullable: true) { .integer($0.storedMessage.map { Int64($0.length) }) },
+            .init("channel_since", .integer, nullable: true) { .integer($0.storedChannel?.since) },
+            .init("channel_at", .integer, nullable: true) { .integer($0.storedChannel.map { Int64($0.offset) }) },
+            .init("channel_bytes", .integer, nullable: true) { .integer($0.storedChannel.map { Int64($0.length) }) },
         ],
         primaryKey: ["seq"],
         decode: { (row) throws(StorageError) in
@@ -337,7 +336,7 @@ enum StateTables {
                 channelSeq: try row["channel_seq"].optionalInteger, type: try row["type"].text,
                 audience: try row["audience"].optionalText.flatMap(EventAudience.init(storedValue:)),
                 json: Array(try row["payload"].text.utf8), message: message, channel: channel)
-            return (try row["command_seq"].integer, event)
+            return JournalEventRow(commandSeq: try row["command_seq"].integer, read: event)
         })
 
     /// The channel objects the journal keeps once (``JournaledChannel``), by channel and the
