@@ -16,7 +16,7 @@ struct JournalEventRow {
     init(commandSeq: Int64, writing event: JournalEvent) {
         self.commandSeq = commandSeq
         storedMessage = event.storedMessage
-        storedChannel = storedMessage == nil ? event.storedChannel : nil
+        storedChannel = event.storedChannel
         if let message = storedMessage {
             payload = message.cut(event.json)
         } else if let channel = storedChannel {
@@ -28,6 +28,8 @@ struct JournalEventRow {
     }
 
     /// A row read back: `event` as loaded (its JSON is the payload, its objects still to attach).
+    /// Such a row is for reading only: its objects are not in its JSON, so it is never written again
+    /// nor given to ``channelObjects(of:)``.
     init(commandSeq: Int64, read event: JournalEvent) {
         self.commandSeq = commandSeq
         storedMessage = event.message
