@@ -660,27 +660,17 @@ package final class PostgresStore: SharedReceiptsStore {
 
     /// Tells the other nodes that the journal reaches `seq`, after the commit and outside its
     /// transaction: a `NOTIFY` inside one holds PostgreSQL's cluster-wide notify lock until the
-    /// commit is flushed, which orders every notifying commit of the database behind one another.
-    /// Sent on the notification connection without waiting for its answer, so that the writer's next
-    /// commit does not wait a round trip for it (on the writer's connection while that one is down).
-    /// A notification that is lost costs the others at most their poll interval (a second), so a
+    /// commit is flushed, which orders every notifying commit of the database behind one another. A
+    /// notification that is lost costs the others at most their poll interval (a second), so a
     /// failure here fails nothing.
     private func notifyCommitted(through seq: Int64) {
         var binds = PostgresBindings()
         binds.append(notifyChannel)
         binds.append(String(seq))
-        let logger = self.logger
-        func lost(_ error: any Error) {
-            logger.debug("could not notify other nodes of a commit; they poll", metadata: ["error": "\(Self.describe(error))"])
-        }
-        if let connection = listener.withLock({ $0 }), !connection.isClosed {
-            connection.query(PostgresQuery(unsafeSQL: "SELECT pg_notify($1, $2)", binds: binds), logger: logger).whenFailure(lost)
-            return
-        }
         do {
             try run("SELECT pg_notify($1, $2)", binds)
         } catch {
-            lost(error)
+            logger.debug("could not notify other nodes of a commit; they poll", metadata: ["error": "\(Self.describe(error))"])
         }
     }
 
