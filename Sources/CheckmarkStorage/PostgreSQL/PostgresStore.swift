@@ -850,7 +850,14 @@ package final class PostgresStore: SharedReceiptsStore {
     private func journalReader() throws -> PostgresConnection {
         if let current = reader.withLock({ $0 }), !current.isClosed { return current }
         let connecting = PostgresConnection.connect(on: group.next(), configuration: Self.configuration(location), id: 3, logger: logger)
-        let connection = try Self.wait(connecting, closingOnTimeout: nil)
+        let connection: PostgresConnection
+        do {
+            connection = try Self.wait(connecting, closingOnTimeout: nil)
+        } catch {
+            // Given up on (a silent database): closed if it connects after all.
+            connecting.whenSuccess { $0.closeInBackground() }
+            throw error
+        }
         do {
             if let schema = location.schema {
                 _ = try Self.wait(connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),
@@ -1041,6 +1048,13 @@ package final class PostgresStore: SharedReceiptsStore {
                 return connection.query("LISTEN \(unescaped: channel)", logger: logger)
                     .flatMap { _ in connection.query("LISTEN \(unescaped: peers)", logger: logger) }
                     .map { _ in connection }
+                    .flatMapErrorThrowing { error in
+                        // Connected but not listening (the database went away, or the store's threads
+                        // are stopping): closed, not dropped (the client library asserts that a
+                        // connection is closed before it is released).
+                        connection.closeInBackground()
+                        throw error
+                    }
             }
             .whenComplete { result in
                 switch result {
