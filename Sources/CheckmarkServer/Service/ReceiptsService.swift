@@ -695,11 +695,10 @@ package final class ReceiptsService: Sendable {
         events.reserveCapacity(shared.count)
         for (event, encoded) in shared {
             state.lastEventSeq += 1
-            let audience = event.audience
             let replayable = event.isReplayable
             events.append(JournalEvent(
                 seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
-                audience: audience, json: replayable ? encoded.encoded.stored : [],
+                audience: event.audience, json: replayable ? encoded.encoded.stored : [],
                 message: replayable ? journaledMessage(of: event, encoded.encoded) : nil,
                 channel: replayable ? journaledChannel(encoded) : nil))
         }

@@ -141,14 +141,7 @@ package final class PostgresShardLeases: ShardLeaseStore {
     /// The lease session, opened (in the location's schema) when there is none or it was lost.
     private func session() throws -> PostgresConnection {
         if let current = connection.withLock({ $0 }), !current.isClosed { return current }
-        let connecting = PostgresConnection.connect(on: group.next(), configuration: PostgresStore.configuration(location), id: 4, logger: logger)
-        let fresh: PostgresConnection
-        do {
-            fresh = try PostgresStore.wait(connecting, closingOnTimeout: nil)
-        } catch {
-            connecting.whenSuccess { $0.closeInBackground() }
-            throw error
-        }
+        let fresh = try PostgresStore.connect(location, on: group.next(), id: 4, logger: logger)
         do {
             if let schema = location.schema {
                 _ = try PostgresStore.wait(fresh.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),

@@ -179,6 +179,19 @@ package final class PostgresStore: SharedReceiptsStore {
         return try Self.wait(future, closingOnTimeout: connection) { lost.withLockedValue { $0 = true } }
     }
 
+    /// A new connection to `location` on `loop`, waiting for it as ``wait(_:closingOnTimeout:timedOut:)``
+    /// does; one given up on (a silent database) is closed if it connects after all, never dropped
+    /// (the client library asserts that a connection is closed before it is released).
+    static func connect(_ location: PostgresLocation, on loop: any EventLoop, id: Int, logger: Logger) throws -> PostgresConnection {
+        let connecting = PostgresConnection.connect(on: loop, configuration: configuration(location), id: id, logger: logger)
+        do {
+            return try wait(connecting, closingOnTimeout: nil)
+        } catch {
+            connecting.whenSuccess { $0.closeInBackground() }
+            throw error
+        }
+    }
+
     /// Waits for `future` at most ``statementTimeout``; past it `connection` (if any) is closed,
     /// `timedOut` is called and the call throws.
     static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>, closingOnTimeout connection: PostgresConnection?,
@@ -205,12 +218,9 @@ package final class PostgresStore: SharedReceiptsStore {
     package func reopen() throws(StorageError) {
         guard state.withLock({ $0 != .closed }) else { throw .closed }
         let fresh: PostgresConnection
-        let connecting = PostgresConnection.connect(on: group.next(), configuration: Self.configuration(location), id: 1, logger: logger)
         do {
-            fresh = try Self.wait(connecting, closingOnTimeout: nil)
+            fresh = try Self.connect(location, on: group.next(), id: 1, logger: logger)
         } catch {
-            // Given up on (a silent database): closed if it connects after all.
-            connecting.whenSuccess { $0.closeInBackground() }
             throw .unavailable(reason: "cannot connect to \(location): \(Self.describe(error))")
         }
         let failed = writerConnection.withLock { current in
@@ -849,15 +859,7 @@ package final class PostgresStore: SharedReceiptsStore {
     /// lost. Connecting waits at most ``statementTimeout``, and not under the lock that ``close()`` takes.
     private func journalReader() throws -> PostgresConnection {
         if let current = reader.withLock({ $0 }), !current.isClosed { return current }
-        let connecting = PostgresConnection.connect(on: group.next(), configuration: Self.configuration(location), id: 3, logger: logger)
-        let connection: PostgresConnection
-        do {
-            connection = try Self.wait(connecting, closingOnTimeout: nil)
-        } catch {
-            // Given up on (a silent database): closed if it connects after all.
-            connecting.whenSuccess { $0.closeInBackground() }
-            throw error
-        }
+        let connection = try Self.connect(location, on: group.next(), id: 3, logger: logger)
         do {
             if let schema = location.schema {
                 _ = try Self.wait(connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \"\(schema)\""), logger: logger),
