@@ -79,9 +79,14 @@ package struct JournalEvent: Sendable, Hashable {
     /// The channel object kept once in storage for the events that carry the same bytes
     /// (``JournaledChannel``); ``json`` is whole with it, going in and read back.
     package var channel: JournaledChannel?
+    /// Where the entry whose command made the event is in its stream, as storage reads it back
+    /// (``ReceiptsStore/channelEvents(_:after:through:limit:maxBytes:)``, ``ReceiptsStore/journal(after:limit:)``;
+    /// nil going in, and when that entry is no longer stored): for a resume to tell which events a
+    /// connection received live.
+    package var entry: StreamPosition?
 
     package init(seq: Int64, cid: ChannelCID?, channelSeq: Int64?, type: String, audience: EventAudience?, json: [UInt8],
-                 message: JournaledMessage? = nil, channel: JournaledChannel? = nil) {
+                 message: JournaledMessage? = nil, channel: JournaledChannel? = nil, entry: StreamPosition? = nil) {
         self.seq = seq
         self.cid = cid
         self.channelSeq = channelSeq
@@ -90,6 +95,7 @@ package struct JournalEvent: Sendable, Hashable {
         self.json = json
         self.message = message
         self.channel = channel
+        self.entry = entry
     }
 
     /// The ``message`` the store keeps once: only where it is an event's message object going in
@@ -104,5 +110,17 @@ package struct JournalEvent: Sendable, Hashable {
     var storedChannel: JournaledChannel? {
         guard let channel, storedMessage == nil, cid != nil, channel.fits(json) else { return nil }
         return channel
+    }
+}
+
+extension JournalEntry {
+    /// Where this entry is in its stream.
+    package var position: StreamPosition { StreamPosition(stream: stream, number: streamSeq) }
+
+    /// Adds `event`, read back from storage, to this entry's events, telling it where its entry is.
+    package mutating func append(_ event: JournalEvent) {
+        var event = event
+        event.entry = position
+        events.append(event)
     }
 }

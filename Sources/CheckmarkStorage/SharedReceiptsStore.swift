@@ -1,22 +1,30 @@
 import CheckmarkCore
 import NIOCore
 
-/// A store that several Checkmark nodes share. The database orders every node's commands in one
-/// journal: a node appends only while it holds the journal's append lock, after applying what the
-/// others appended before it, so every node's engine applies the same commands in the same order and
-/// computes the same state, sequences and events. Calls are blocking and made from one writer thread.
+/// A store that several Checkmark nodes share. The database keeps every node's commands in one
+/// journal of streams (``JournalStream``): a shard's owner appends to its shard's stream beside other
+/// owners, any other command goes in alone, each after applying what the others appended before it.
+/// So every node's engine applies each stream's commands in the same order, and commands of
+/// different shards (which touch different channels) in an order consistent with what each node saw.
+/// Calls are blocking and made from one writer thread.
 package protocol SharedReceiptsStore: ReceiptsStore {
     /// The largest message ``notifyPeers(_:)`` takes (PostgreSQL's NOTIFY payload is below 8,000 bytes).
     static var maxPeerMessageBytes: Int { get }
-    /// Takes the append lock and calls `build` with the entries other nodes committed after
-    /// `appliedSeq` (oldest first, commands only), then writes the batch `build` returns (its entries
-    /// continue the journal right after those), tells every node, and commits, releasing the lock.
+    /// Takes the append lock (`exclusively`, or shared with other nodes' commits of shards they own)
+    /// and calls `build` with the entries other nodes committed past `applied` (each stream's last
+    /// number this node applied, by ``JournalStream/rawValue``; oldest first, commands only), then
+    /// writes the batch `build` returns (its entries continue their streams right after those),
+    /// tells every node, and commits, releasing the lock. A batch of a shared lock holds only
+    /// commands of shards its node owns, fenced (``CommitBatch/fence``): no other node commits
+    /// their streams meanwhile, and no commit that holds the lock exclusively runs beside it.
     /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written; an error
     ///   `build` throws is passed on after rolling back.
-    func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws
-    /// Journal entries after `seq` without their events, oldest first, at most `limit`: how a node
-    /// catches up with what others committed.
-    func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry]
+    func append(after applied: [Int64], exclusively: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws
+    /// Journal entries past `applied` (each stream's last number this node applied, by
+    /// ``JournalStream/rawValue``) without their events, oldest first, at most `limit`: how a node
+    /// catches up with what others committed. Each stream's entries come in order and without gaps
+    /// (a limit cuts the newest off, never one in the middle of a stream).
+    func commands(after applied: [Int64], limit: Int) throws(StorageError) -> [JournalEntry]
     /// Starts calling `onAppend` with the newest sequence whenever any node commits, and with 0 after
     /// the notification connection was (re)established, when some notifications may have been missed;
     /// and `onPeerMessage` with every message a node sent with ``notifyPeers(_:)`` (its own included).

@@ -11,6 +11,8 @@ package struct StoredState: Sendable {
     package var channelSeqs: [ChannelCID: Int64]
     /// Each journal stream's last number, by ``JournalStream/rawValue`` (0 for a stream without entries).
     package var streamSeqs: [Int64]
+    /// How this node numbers the entries and events it commits, while this store's connection lasts.
+    package var numbering = JournalNumbering.alone
 
     package init(snapshot: ReceiptsSnapshot, lastSeq: Int64, lastEventSeq: Int64, channelSeqs: [ChannelCID: Int64], streamSeqs: [Int64]) {
         self.snapshot = snapshot

@@ -8,8 +8,19 @@ import Testing
 struct ChannelResumeTests {
     static let general = ChannelCID(type: "messaging", id: "general")
 
-    static func row(_ seq: Int64, _ type: String = "message.new", _ audience: EventAudience? = .watchers) -> JournalEvent {
-        JournalEvent(seq: seq + 100, cid: general, channelSeq: seq, type: type, audience: audience, json: Array("{}".utf8))
+    /// Channel event `seq`, made by entry `seq + 100` of the channel's shard's stream (or `entry`).
+    static func row(_ seq: Int64, _ type: String = "message.new", _ audience: EventAudience? = .watchers,
+                    entry: StreamPosition?? = nil) -> JournalEvent {
+        JournalEvent(seq: seq + 100, cid: general, channelSeq: seq, type: type, audience: audience, json: Array("{}".utf8),
+                     entry: entry ?? StreamPosition(stream: JournalStream(ShardMap.shard(of: general)), number: seq + 100))
+    }
+
+    /// Stream positions with the channel's shard's stream at `shard` and the cluster stream at `cluster`.
+    static func opened(shard: Int64, cluster: Int64 = 0) -> [Int64] {
+        var positions = Array(repeating: Int64(0), count: JournalStream.count)
+        positions[ShardMap.shard(of: general).rawValue] = shard
+        positions[JournalStream.cluster.rawValue] = cluster
+        return positions
     }
 
     /// The sequences one page replays, or nil when the journal cannot give it.
@@ -32,10 +43,10 @@ struct ChannelResumeTests {
         (2, 5, 100, true, ""),
     ])
     func planDecidesWithoutTheJournalWhereItCan(after: Int64, head: Int64, max: Int, replays: Bool, reason: String) {
-        let plan = ChannelResume.plan(cid: Self.general, after: after, head: head, maxEvents: max, openedAfterEventSeq: 42)
+        let plan = ChannelResume.plan(cid: Self.general, after: after, head: head, maxEvents: max, openedAt: Self.opened(shard: 42))
         switch plan.outcome {
-        case .replay(let openedAfter):
-            #expect(replays && openedAfter == 42)
+        case .replay(let openedAt):
+            #expect(replays && openedAt == Self.opened(shard: 42))
         case .unavailable(let text):
             #expect(!replays && text.contains(reason), "\(text)")
         }
@@ -61,12 +72,30 @@ struct ChannelResumeTests {
     }
 
     @Test func ownNotificationsEmittedWhileTheConnectionWasOpenAreNotReplayedAgain() {
-        // Rows' global sequences are channel seq + 100; the connection opened after event 104.
+        // Rows' entries are numbered channel seq + 100 in the shard's stream; the connection opened
+        // after entry 104.
         let rows = [Self.row(3, "notification.mark_read", .user("bob")), Self.row(5, "notification.mark_read", .user("bob")),
                     Self.row(6, "message.read", .userWatching("bob")), Self.row(4)]
             .sorted { $0.seq < $1.seq }
-        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows, openedAfterEventSeq: 104)
+        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows, openedAt: Self.opened(shard: 104))
         #expect(Self.replayed(page) == [3, 4, 6], "5 reached every connection of bob live; 6 went only to watching ones")
+    }
+
+    /// Issue 45: nodes commit shards' streams side by side, so a global sequence cannot tell what a
+    /// node applied before a connection opened; each stream's own number can.
+    @Test func whatReachedTheConnectionLiveIsToldByEachStreamsOwnNumber() {
+        let own = EventAudience.user("bob")
+        let rows = [
+            Self.row(3, "notification.mark_read", own, entry: StreamPosition(stream: .cluster, number: 9)),
+            Self.row(4, "notification.mark_read", own, entry: StreamPosition(stream: .cluster, number: 7)),
+            Self.row(5, "notification.mark_read", own, entry: .some(nil)),
+            Self.row(6, "notification.mark_read", own),
+        ]
+        let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows,
+                                      openedAt: Self.opened(shard: 106, cluster: 7))
+        #expect(Self.replayed(page) == [4, 5, 6], "3 came after the cluster stream's 7; 5's entry is not known, so it is not taken for live")
+        let never = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows)
+        #expect(Self.replayed(never) == [3, 4, 5, 6], "a connection not known to be open received none of them live")
     }
 
     @Test(arguments: [EventAudience.watchers, .user("bob"), .userWatching("carol"), .nonWatchingMembers])

@@ -15,7 +15,7 @@ private func transcript(_ actions: [Sequencer.Action]) -> [String] {
         switch action {
         case .run(let work): "run(\(work.joined(separator: ",")))"
         case .write(let entries): "write(\(entries.joined(separator: ",")))"
-        case .cycle(let appendLock): appendLock ? "cycle(lock)" : "cycle"
+        case .cycle(let lock): lock == .none ? "cycle" : "cycle(\(lock))"
         case .reply(let token, .durable): "reply(\(token))"
         case .reply(let token, .failed): "fail(\(token))"
         case .fanOut(let events): "fanOut(\(events.joined(separator: ",")))"
@@ -131,17 +131,17 @@ struct CommitSequencerGroupCommitTests {
     @Test func workRunsAtOnceOnASingleNode() {
         var sequencer = Sequencer(mode: .local)
         #expect(sequencer.runsWorkAtOnce)
-        #expect(transcript(sequencer.enqueue("w1", changesState: true)) == ["run(w1)"])
+        #expect(transcript(sequencer.enqueue("w1", lock: .exclusive)) == ["run(w1)"])
     }
 
     @Test func runsWorkAtOnceSaysWhatEnqueueDoes() {
         // The service runs work without enqueueing it when this says so: it must match enqueue.
         var cluster = Sequencer(mode: .cluster)
         #expect(!cluster.runsWorkAtOnce)
-        #expect(transcript(cluster.enqueue("w1", changesState: true)) == ["cycle(lock)"])
+        #expect(transcript(cluster.enqueue("w1", lock: .exclusive)) == ["cycle(exclusive)"])
         _ = cluster.batchFailed(diskFull)
         #expect(cluster.runsWorkAtOnce)
-        #expect(transcript(cluster.enqueue("w2", changesState: true)) == ["run(w2)"])
+        #expect(transcript(cluster.enqueue("w2", lock: .exclusive)) == ["run(w2)"])
     }
 }
 
@@ -168,10 +168,10 @@ struct CommitSequencerFailureTests {
 
     @Test func aFailedClusterCycleRunsItsUnrunAndQueuedWorkSoItFails() {
         var sequencer = Sequencer(mode: .cluster)
-        #expect(transcript(sequencer.enqueue("w1", changesState: true)) == ["cycle(lock)"])
-        #expect(sequencer.enqueue("w2", changesState: false).isEmpty)
+        #expect(transcript(sequencer.enqueue("w1", lock: .exclusive)) == ["cycle(exclusive)"])
+        #expect(sequencer.enqueue("w2", lock: .none).isEmpty)
         #expect(transcript(sequencer.batchFailed(diskFull)) == ["storageFailed", "drained", "fatal", "run(w1,w2)"])
-        #expect(transcript(sequencer.enqueue("w3", changesState: true)) == ["run(w3)"])
+        #expect(transcript(sequencer.enqueue("w3", lock: .exclusive)) == ["run(w3)"])
         #expect(sequencer.catchUpRequested().isEmpty)
     }
 
@@ -180,7 +180,7 @@ struct CommitSequencerFailureTests {
     @Test func anItemAppliedAfterTheFailureFailsAtOnceAndTheDrainCompletes() {
         for mode in [Sequencer.Mode.local, .cluster] {
             var sequencer = Sequencer(mode: mode)
-            _ = sequencer.enqueue("w1", changesState: true)
+            _ = sequencer.enqueue("w1", lock: .exclusive)
             _ = sequencer.applied(entry: "e1", events: [], token: "a")
             if mode == .cluster { _ = sequencer.cycleApplied() }
             _ = sequencer.batchFailed(diskFull)
@@ -192,7 +192,7 @@ struct CommitSequencerFailureTests {
 
     @Test func workAlreadyRunInAFailedCycleIsNotRunAgain() {
         var sequencer = Sequencer(mode: .cluster)
-        _ = sequencer.enqueue("w1", changesState: true)
+        _ = sequencer.enqueue("w1", lock: .exclusive)
         #expect(sequencer.takeCycleWork() == ["w1"])
         _ = sequencer.applied(entry: "e1", events: [], token: "a")
         #expect(sequencer.cycleApplied() == ["e1"])
@@ -222,12 +222,12 @@ struct CommitSequencerDrainTests {
 
     @Test func aClusterDrainWaitsForQueuedWork() {
         var sequencer = Sequencer(mode: .cluster)
-        _ = sequencer.enqueue("w1", changesState: true)
-        _ = sequencer.enqueue("w2", changesState: true)
+        _ = sequencer.enqueue("w1", lock: .exclusive)
+        _ = sequencer.enqueue("w2", lock: .exclusive)
         #expect(sequencer.drainRequested().isEmpty)
         _ = sequencer.takeCycleWork()
         _ = sequencer.cycleApplied()
-        #expect(transcript(sequencer.batchCommitted()) == ["cycle(lock)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["cycle(exclusive)"])
         #expect(sequencer.takeCycleWork() == ["w2"])
         _ = sequencer.cycleApplied()
         #expect(transcript(sequencer.batchCommitted()) == ["drained"])
@@ -238,7 +238,7 @@ struct CommitSequencerDrainTests {
 struct CommitSequencerClusterTests {
     @Test func workWaitsForACycleAndIsReleasedWhenTheCycleCommits() {
         var sequencer = Sequencer(mode: .cluster)
-        #expect(transcript(sequencer.enqueue("w1", changesState: true)) == ["cycle(lock)"])
+        #expect(transcript(sequencer.enqueue("w1", lock: .exclusive)) == ["cycle(exclusive)"])
         #expect(sequencer.takeCycleWork() == ["w1"])
         #expect(sequencer.applied(entry: "e1", events: ["x"], token: "a").isEmpty)
         #expect(sequencer.cycleApplied() == ["e1"])
@@ -247,18 +247,38 @@ struct CommitSequencerClusterTests {
 
     @Test func workQueuedDuringACycleRunsInTheNextOneInOrder() {
         var sequencer = Sequencer(mode: .cluster)
-        _ = sequencer.enqueue("w1", changesState: false)
-        #expect(sequencer.enqueue("w2", changesState: false).isEmpty)
-        #expect(sequencer.enqueue("w3", changesState: true).isEmpty)
+        _ = sequencer.enqueue("w1", lock: .none)
+        #expect(sequencer.enqueue("w2", lock: .none).isEmpty)
+        #expect(sequencer.enqueue("w3", lock: .exclusive).isEmpty)
         #expect(sequencer.takeCycleWork() == ["w1"])
         _ = sequencer.cycleApplied()
-        #expect(transcript(sequencer.batchCommitted()) == ["cycle(lock)"])
+        #expect(transcript(sequencer.batchCommitted()) == ["cycle(exclusive)"])
         #expect(sequencer.takeCycleWork() == ["w2", "w3"])
     }
 
     @Test func readsAndWatchesAloneRunWithoutTheAppendLock() {
         var sequencer = Sequencer(mode: .cluster)
-        #expect(transcript(sequencer.enqueue("read", changesState: false)) == ["cycle"])
+        #expect(transcript(sequencer.enqueue("read", lock: .none)) == ["cycle"])
+    }
+
+    /// Issue 45: owners' commits of their own shards hold the lock shared, side by side; a cycle
+    /// with any other command that changes state holds it alone.
+    @Test func aCycleHoldsTheLockAsTheMostDemandingOfItsWorkNeeds() {
+        var sequencer = Sequencer(mode: .cluster)
+        #expect(transcript(sequencer.enqueue("read", lock: .none)) == ["cycle"])
+        #expect(sequencer.enqueue("owned1", lock: .shared).isEmpty)
+        #expect(sequencer.enqueue("owned2", lock: .shared).isEmpty)
+        _ = sequencer.takeCycleWork()
+        _ = sequencer.cycleApplied()
+        #expect(transcript(sequencer.batchCommitted()) == ["cycle(shared)"])
+        #expect(sequencer.enqueue("user", lock: .exclusive).isEmpty)
+        #expect(sequencer.enqueue("owned3", lock: .shared).isEmpty)
+        #expect(sequencer.takeCycleWork() == ["owned1", "owned2"])
+        _ = sequencer.cycleApplied()
+        #expect(transcript(sequencer.batchCommitted()) == ["cycle(exclusive)"])
+        #expect(sequencer.takeCycleWork() == ["user", "owned3"])
+        _ = sequencer.cycleApplied()
+        #expect(transcript(sequencer.batchCommitted()).isEmpty)
     }
 
     @Test func aCatchUpAloneRunsACycleWithoutWork() {
@@ -271,9 +291,9 @@ struct CommitSequencerClusterTests {
 
     @Test func aCatchUpDuringACycleJoinsTheNextCycleWithTheQueuedWork() {
         var sequencer = Sequencer(mode: .cluster)
-        _ = sequencer.enqueue("w1", changesState: true)
+        _ = sequencer.enqueue("w1", lock: .exclusive)
         #expect(sequencer.catchUpRequested().isEmpty)
-        #expect(sequencer.enqueue("w2", changesState: false).isEmpty)
+        #expect(sequencer.enqueue("w2", lock: .none).isEmpty)
         _ = sequencer.takeCycleWork()
         _ = sequencer.cycleApplied()
         // One cycle does both: the driver catches up first, then runs w2.
@@ -285,12 +305,12 @@ struct CommitSequencerClusterTests {
 
     @Test func aCycleReleasesItsItemsBeforeStartingTheNext() {
         var sequencer = Sequencer(mode: .cluster)
-        _ = sequencer.enqueue("w1", changesState: true)
+        _ = sequencer.enqueue("w1", lock: .exclusive)
         _ = sequencer.takeCycleWork()
         _ = sequencer.applied(entry: "e1", events: [], token: "a")
         _ = sequencer.applied(entry: nil, events: [], token: "q")
         _ = sequencer.cycleApplied()
-        #expect(sequencer.enqueue("w2", changesState: true).isEmpty)
-        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "reply(q)", "cycle(lock)"])
+        #expect(sequencer.enqueue("w2", lock: .exclusive).isEmpty)
+        #expect(transcript(sequencer.batchCommitted()) == ["reply(a)", "reply(q)", "cycle(exclusive)"])
     }
 }

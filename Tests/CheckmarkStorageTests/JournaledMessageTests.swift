@@ -153,7 +153,9 @@ struct JournaledMessageTests {
         let read = try store.journal(after: seq - 2, limit: 10)
         #expect(read.map(\.command) == sent && read.allSatisfy { $0.messagePosition == nil })
         if let shared = store as? any SharedReceiptsStore {
-            #expect(try shared.commands(after: seq - 2, limit: 10).map(\.command) == sent)
+            var applied = Array(repeating: Int64(0), count: JournalStream.count)
+            applied[JournalStream.cluster.rawValue] = seq - 2
+            #expect(try shared.commands(after: applied, limit: 10).map(\.command) == sent)
         }
         if case .sqlite(let directory) = location {
             let queue = try DatabaseQueue(path: directory.path + "/checkmark.sqlite")

@@ -271,6 +271,13 @@ private final class Node: @unchecked Sendable {
 
     init(store: PostgresStore) { self.store = store }
 
+    /// Where this node stands in each stream: every entry it writes is the cluster stream's.
+    var applied: [Int64] {
+        var positions = Array(repeating: Int64(0), count: JournalStream.count)
+        positions[JournalStream.cluster.rawValue] = seq
+        return positions
+    }
+
     func apply(_ entry: JournalEntry) throws -> JournalEntry? {
         let outcome = try engine.apply(entry.command, at: entry.at).get()
         guard outcome.changed, ReceiptsEngine.isDurable(entry.command) else { return nil }
@@ -289,7 +296,7 @@ private final class Node: @unchecked Sendable {
     }
 
     func append(_ commands: [ReceiptsCommand]) throws {
-        try store.append(after: seq) { others in
+        try store.append(after: applied, exclusively: true) { others in
             for entry in others { _ = try self.apply(entry) }
             var footprint = StateFootprint()
             var entries: [JournalEntry] = []
@@ -305,7 +312,7 @@ private final class Node: @unchecked Sendable {
     }
 
     func catchUp() throws {
-        for entry in try store.commands(after: seq, limit: 100_000) { _ = try apply(entry) }
+        for entry in try store.commands(after: applied, limit: 100_000) { _ = try apply(entry) }
     }
 }
 

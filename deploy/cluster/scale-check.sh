@@ -113,6 +113,17 @@ stop_nodes() {
     for ns in $(ip netns list | awk '/^cmscale/ {print $1}'); do ip netns del "$ns"; done
 }
 
+node_report() {  # one line per node: its commits (mean time, mean entries) and the commands it forwarded
+    for url in "${urls[@]}"; do
+        curl -sf "$url/metrics" | awk -v url="$url" '
+            /^checkmark_commit_duration_seconds_count[ {]/ { n += $NF }
+            /^checkmark_commit_duration_seconds_sum[ {]/ { t += $NF }
+            /^checkmark_commit_batch_size_sum[ {]/ { b += $NF }
+            /^checkmark_commands_forwarded_total[ {]/ { f += $NF }
+            END { printf "  %s: %d commits, %.1f ms and %.1f entries each; %d commands forwarded\n", url, n, n ? 1000 * t / n : 0, n ? b / n : 0, f }'
+    done
+}
+
 cpu_busy() {  # busy and total jiffies of the whole machine
     awk '/^cpu / {busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6}' /proc/stat
 }
@@ -150,6 +161,7 @@ for count in $counts; do
         CROSS JOIN LATERAL (SELECT count(*) AS n FROM $schema.messages g WHERE g.cid = m.cid AND g.position >= m.read_position
             AND g.user_id <> m.user_id AND NOT g.silent AND (g.parent_id IS NULL OR g.show_in_channel)) u
         GROUP BY m.user_id) t" > "$dir/oracle-$count.json"
+    report=$(node_report)
     totals=$(python3 deploy/cluster/scale-load.py totals --nodes "$joined" --channels "$channels" --api-key $key --api-secret $secret \
         --oracle "$dir/oracle-$count.json")
     stop_nodes
@@ -164,6 +176,7 @@ for count in $counts; do
     waits_total=$((waits_total + $(awk '{s += $1} END {print s + 0}' "$dir/waits")))
     line="N=$count: $acknowledged acknowledged commands/s ($per_node per node), errors $errors; PostgreSQL $commits commits/s; CPU ${cpu}%; advisory-lock waits at most ${waits:-0} in a sample"
     echo "$line"
+    echo "$report"
     [ "$cpu" -le 80 ] || echo "  CPU passed 80%: raise DELAY_MS, never lower the gate"
     mismatched=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["mismatches"])' "$totals")
     echo "  totals 2 s after the load: $mismatched of $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["users"])' "$totals") users differ from the stored rows"
@@ -199,6 +212,7 @@ if [ "${FAULTS:-1}" != 0 ]; then
         CROSS JOIN LATERAL (SELECT count(*) AS n FROM $schema.messages g WHERE g.cid = m.cid AND g.position >= m.read_position
             AND g.user_id <> m.user_id AND NOT g.silent AND (g.parent_id IS NULL OR g.show_in_channel)) u
         GROUP BY m.user_id) t" > "$dir/oracle-faults.json"
+    report=$(node_report)
     totals=$(python3 deploy/cluster/scale-load.py totals --nodes "$live_urls" --channels "$channels" --api-key $key --api-secret $secret \
         --oracle "$dir/oracle-faults.json")
     mismatched=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["mismatches"])' "$totals")

@@ -16,8 +16,8 @@ extension RESTAPI {
         let inBody = try RESTCaller.named(in: call.body)
         let author = try call.caller.requiredActor(named: inMessage ?? inBody)
         let service = self.service
-        return service.submit(.sendMessage(cid: cid, userID: author, draft: draft)).flatMap { outcome in
-            service.read { engine in ResultJSON.message(outcome, engine: engine) }
+        return service.submit(.sendMessage(cid: cid, userID: author, draft: draft)) { outcome, engine in
+            ResultJSON.message(outcome, engine: engine)
         }
     }
 
@@ -33,19 +33,17 @@ extension RESTAPI {
         case .thread(let parentID): .markThreadRead(cid: cid, userID: reader, parentID: parentID)
         }
         let service = self.service
-        return service.submit(command).flatMap { _ in
-            service.read { engine in
-                let channel = try engine.channel(cid)
-                guard let user = engine.users[reader],
-                      var read = channel.members[reader]?.read else { throw ReceiptsError.notAMember(user: reader, cid: cid) }
-                var threadID: String?
-                if case .thread(let parentID) = scope, let threadRead = channel.threads[parentID]?.reads[reader] {
-                    threadID = parentID
-                    read.lastReadMessageID = threadRead.lastReadMessageID
-                    read.lastRead = threadRead.lastRead
-                }
-                return RESTResultJSON.readEvent(cid: cid, user: user, read: read, threadID: threadID)
+        return service.submit(command) { _, engine in
+            let channel = try engine.channel(cid)
+            guard let user = engine.users[reader],
+                  var read = channel.members[reader]?.read else { throw ReceiptsError.notAMember(user: reader, cid: cid) }
+            var threadID: String?
+            if case .thread(let parentID) = scope, let threadRead = channel.threads[parentID]?.reads[reader] {
+                threadID = parentID
+                read.lastReadMessageID = threadRead.lastReadMessageID
+                read.lastRead = threadRead.lastRead
             }
+            return RESTResultJSON.readEvent(cid: cid, user: user, read: read, threadID: threadID)
         }
     }
 

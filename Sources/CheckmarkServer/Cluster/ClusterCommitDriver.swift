@@ -75,29 +75,31 @@ final class ClusterCommitDriver: Sendable {
 
     // MARK: Commit cycle
 
-    /// Runs one cycle for `service`: on the writer thread, reads what other nodes committed after
-    /// `after` (taking the append lock when `appendLock`), has the engine loop apply it and the cycle's
-    /// work (``ReceiptsService/runCycle(_:)``), commits the result when locked, tells the other nodes
-    /// about changed watchers, then reports the outcome to the sequencer.
-    func runCycle(appendLock: Bool, after: Int64, service: ReceiptsService) {
+    /// Runs one cycle for `service`: on the writer thread, reads what other nodes committed past
+    /// `after` (each stream's last number applied here; holding the append lock as `lock` says), has
+    /// the engine loop apply it and the cycle's work (``ReceiptsService/runCycle(_:)``), commits the
+    /// result when locked, tells the other nodes about changed watchers, then reports the outcome
+    /// to the sequencer.
+    func runCycle(lock: ReceiptsService.Sequencer.Lock, after: [Int64], service: ReceiptsService) {
         let shared = self.shared
         let started = NIODeadline.now()
         let committed = NIOLockedValueBox(0)
         writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
             let presence = NIOLockedValueBox<[String]>([])
-            if appendLock {
-                try shared.append(after: after) { others in
+            switch lock {
+            case .shared, .exclusive:
+                try shared.append(after: after, exclusively: lock == .exclusive) { others in
                     try self.engineLoop.submit { () throws -> CommitBatch in
-                        let batch = try service.runCycle(others)
+                        let batch = try service.runCycle(others, lock: lock)
                         committed.withLockedValue { $0 = batch.entries.count }
                         presence.withLockedValue { $0 = self.takePresenceMessages(service.engine) }
                         return batch
                     }.wait()
                 }
-            } else {
+            case .none:
                 let others = try shared.commands(after: after, limit: .max)
                 let messages = try self.engineLoop.submit { () throws -> [String] in
-                    _ = try service.runCycle(others)
+                    _ = try service.runCycle(others, lock: lock)
                     return self.takePresenceMessages(service.engine)
                 }.wait()
                 presence.withLockedValue { $0 = messages }
@@ -107,7 +109,7 @@ final class ClusterCommitDriver: Sendable {
         }.whenComplete { result in
             switch result {
             case .success:
-                if appendLock {
+                if lock != .none {
                     self.metrics.committed(batchSize: committed.withLockedValue { $0 }, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
                 }
                 service.cycleEnded(nil)
@@ -157,7 +159,7 @@ final class ClusterCommitDriver: Sendable {
         switch message {
         case .request(let from, let id, let command):
             guard from != nodeID, let connectionID = PeerMessage.isForwardable(command) else { return }
-            service.schedule(changesState: false) {
+            service.schedule(lock: .none) {
                 guard service.engine.connections[connectionID] != nil else { return }
                 service.apply(command, sink: nil) { result in
                     var error: ReceiptsError?

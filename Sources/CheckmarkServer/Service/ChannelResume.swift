@@ -3,7 +3,7 @@ import CheckmarkStorage
 
 /// What a watch that resumes a channel found: the range of the channel's events a connection of the
 /// user missed, after the sequence it last saw up to the sequence at which its live events begin, to
-/// be replayed page by page as the connection drains (``page(cid:userID:expected:head:rows:openedAfterEventSeq:)``),
+/// be replayed page by page as the connection drains (``page(cid:userID:expected:head:rows:openedAt:)``),
 /// or why the journal cannot give them (the client must then re-read the channel's state). Pure: built
 /// from journal rows and sequences, no I/O.
 package struct ChannelResume: Sendable, Hashable {
@@ -16,9 +16,10 @@ package struct ChannelResume: Sendable, Hashable {
 
     package enum Outcome: Sendable, Hashable {
         /// The journal is to be read for `after < channel_seq <= head` (nothing to read when they are
-        /// equal), leaving out the user's own notifications emitted after `openedAfterEventSeq` (the
-        /// journal's last event sequence when the connection opened): those reached it live already.
-        case replay(openedAfterEventSeq: Int64)
+        /// equal), leaving out the user's own notifications this node applied after `openedAt` (each
+        /// stream's last number applied when the connection opened: ``StreamPosition``): those
+        /// reached it live already.
+        case replay(openedAt: [Int64])
         /// The journal does not reach back to `after`, or never held it.
         case unavailable(reason: String)
     }
@@ -48,7 +49,7 @@ package struct ChannelResume: Sendable, Hashable {
     /// Decides a resume before the journal is read: unavailable for a negative `after`, one past the
     /// channel's `head`, or more than `maxEvents` behind it; otherwise a replay of `after < seq <= head`.
     package static func plan(cid: ChannelCID, after: Int64, head: Int64, maxEvents: Int,
-                             openedAfterEventSeq: Int64 = .max) -> ChannelResume {
+                             openedAt: [Int64] = []) -> ChannelResume {
         func unavailable(_ reason: String) -> ChannelResume {
             ChannelResume(cid: cid, after: after, head: head, outcome: .unavailable(reason: reason))
         }
@@ -59,16 +60,17 @@ package struct ChannelResume: Sendable, Hashable {
         if head - after > Int64(maxEvents) {
             return unavailable("\(head - after) events were missed, more than the \(maxEvents) a resume replays")
         }
-        return ChannelResume(cid: cid, after: after, head: head, outcome: .replay(openedAfterEventSeq: openedAfterEventSeq))
+        return ChannelResume(cid: cid, after: after, head: head, outcome: .replay(openedAt: openedAt))
     }
 
     /// One page of the replay from the journal rows read for `expected <= seq <= head` (oldest first,
     /// possibly fewer than the range): every sequence from `expected` on must be present (none pruned)
     /// and carry its audience; the events are those a watching connection of `userID` receives, less
-    /// the user's own notifications emitted after `openedAfterEventSeq`. The reason, when the journal
-    /// cannot give the page.
+    /// the user's own notifications whose entries this node applied after `openedAt` (each stream's
+    /// last number when the connection opened; empty: none). The reason, when the journal cannot
+    /// give the page.
     package static func page(cid: ChannelCID, userID: String, expected first: Int64, head: Int64, rows: [JournalEvent],
-                             openedAfterEventSeq: Int64 = .max) -> Result<Page, UnavailableReplay> {
+                             openedAt: [Int64] = []) -> Result<Page, UnavailableReplay> {
         var expected = first
         var events: [JournalEvent] = []
         for row in rows {
@@ -80,7 +82,7 @@ package struct ChannelResume: Sendable, Hashable {
                 return .failure(UnavailableReplay(
                     reason: "event \(expected) of channel \(cid) was journaled by an older version, which cannot be resumed from"))
             }
-            let deliveredLive = row.seq > openedAfterEventSeq && audience.reachesEveryConnection(of: userID)
+            let deliveredLive = row.entry?.isApplied(after: openedAt) == true && audience.reachesEveryConnection(of: userID)
             if audience.reachesWatcher(userID) && !deliveredLive { events.append(row) }
             expected += 1
         }

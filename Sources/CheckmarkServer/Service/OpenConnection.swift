@@ -6,9 +6,10 @@ struct OpenConnection {
     /// Where the connection's events go; nil for a connection whose events are sent elsewhere, and for
     /// a slot with no connection.
     var sink: (any EventSink)?
-    /// The journal's last event sequence when the connection opened: a resume leaves out the user's
-    /// own notifications after it, which the connection received live.
-    var openedAfterEventSeq: Int64
+    /// Each journal stream's last number this node had applied when the connection opened (shared
+    /// with the connections opened before the next commit): a resume leaves out the user's own
+    /// notifications of entries after it, which the connection received live.
+    var openedAt: [Int64]
     /// The identity of the sink's event loop, so that the fan-out groups recipients by loop without
     /// asking each sink (nil without a sink).
     var loop: ObjectIdentifier?
@@ -18,15 +19,15 @@ struct OpenConnection {
     /// said when it opened: it does not change while the connection is open.
     var windowBits: UInt8
 
-    init(sink: (any EventSink)?, openedAfterEventSeq: Int64, serial: UInt32) {
+    init(sink: (any EventSink)?, openedAt: [Int64], serial: UInt32) {
         self.sink = sink
-        self.openedAfterEventSeq = openedAfterEventSeq
+        self.openedAt = openedAt
         self.loop = sink.map { ObjectIdentifier($0.eventLoop) }
         self.serial = serial
         self.windowBits = sink?.sharedCompressionWindowBits.map { UInt8(clamping: $0) } ?? 0
     }
 
-    static var empty: OpenConnection { OpenConnection(sink: nil, openedAfterEventSeq: 0, serial: 0) }
+    static var empty: OpenConnection { OpenConnection(sink: nil, openedAt: [], serial: 0) }
 
     /// The index of `handle`'s entry in `table`, if that connection is still open there (the entry
     /// is read in place, not copied).

@@ -78,8 +78,15 @@ package final class ReceiptsService: Sendable {
         var channelSeqs: [ChannelCID: Int64]
         /// Each journal stream's last number, by ``JournalStream/rawValue``.
         var streamSeqs: [Int64]
+        /// How this node numbers the entries and events it commits (``JournalNumbering``).
+        let numbering: JournalNumbering
+        /// How many events this node journaled or applied from others' entries since it started.
+        var eventsSeen: Int64 = 0
         var sequencer: Sequencer
         var footprint = StateFootprint()
+        /// The shards this node served when the cycle under way began, at their epochs: its commands
+        /// of them are committed fenced at those (a drain begun meanwhile ends after the cycle).
+        var cycleFence: [ShardID: Int64] = [:]
         /// The message counts per channel the cycle's batch stores (a cluster node's, until it commits).
         var cycleStoredMessages: [ChannelCID: Int] = [:]
         /// This node's open connections, at their handles' slots.
@@ -126,6 +133,7 @@ package final class ReceiptsService: Sendable {
             lastEventSeq = stored.lastEventSeq
             channelSeqs = stored.channelSeqs
             streamSeqs = stored.streamSeqs
+            numbering = stored.numbering
             sequencer = Sequencer(mode: settings.mode)
             self.tracer = tracer
         }
@@ -205,7 +213,7 @@ package final class ReceiptsService: Sendable {
                 cluster.join(service)
                 // Nothing of a draining shard is committed after the cycle under way: the shard's
                 // commands are no longer fenced as its owner's from the next cycle on.
-                service.leases?.start { _, drained in service.schedule(changesState: false, drained) }
+                service.leases?.start { _, drained in service.schedule(lock: .none, drained) }
             }.get()
         } else if let channelIdleTimeout, channelIdleTimeout.nanoseconds > 0 {
             try await engineLoop.submit { service.startIdleSweep(after: channelIdleTimeout) }.get()
@@ -255,7 +263,7 @@ package final class ReceiptsService: Sendable {
 
     /// How many events this node's engine has sequenced (the last event sequence); read on the
     /// engine loop.
-    var journaledEvents: Int64 { state.value.lastEventSeq }
+    var journaledEvents: Int64 { state.value.eventsSeen }
 
     /// Whether commands are accepted and storage is healthy (`/readyz`).
     package var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
@@ -272,30 +280,68 @@ package final class ReceiptsService: Sendable {
         let promise = engineLoop.makePromise(of: ReceiptsOutcome.self)
         let sinkBox = sink.map { UnsafeTransfer($0) }
         engineLoop.execute {
-            let complete: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
+            self.submit(command, sink: sinkBox?.wrappedValue, applied: nil) { result in
                 switch result {
                 case .success(let outcome): promise.succeed(outcome)
                 case .failure(let error): promise.fail(error)
                 }
             }
-            if self.forwardToOwner(command, complete: complete) { return }
-            self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
-                if let cluster = self.cluster, let connectionID = PeerMessage.isForwardable(command),
-                   self.state.value.engine.connections[connectionID] == nil {
-                    return cluster.askPeers(command, connectionID: connectionID, complete: complete)
-                }
-                self.apply(command, sink: sinkBox?.wrappedValue, complete: complete)
-            }
         }
         return promise.futureResult
+    }
+
+    /// Applies `command` now and, once it is durable, answers with `answer` of its outcome and the
+    /// engine's state as ``read(_:)`` would give it after the command (a REST call's answer). A
+    /// cluster node that applied the command itself answers as the command's cycle commits, from the
+    /// state that cycle made durable, without a cycle of its own for the read; the answer to a
+    /// command another node applied (its shard's owner) is read once this node has caught up.
+    package func submit<T: Sendable>(_ command: ReceiptsCommand,
+                                      answer: @escaping @Sendable (ReceiptsOutcome, ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
+        let promise = engineLoop.makePromise(of: T.self)
+        engineLoop.execute {
+            let readAfter: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
+                switch result {
+                case .success(let outcome): self.read { engine in try answer(outcome, engine) }.cascade(to: promise)
+                case .failure(let error): promise.fail(error)
+                }
+            }
+            let atReply: ((Result<ReceiptsOutcome, ServiceError>) -> Void)? = self.cluster == nil ? nil : { result in
+                // A cluster releases a cycle's replies before anything else is applied: the engine
+                // holds exactly what is durable. Anything the answer cannot give from it now (a
+                // refusal included) is read as any query is.
+                guard case .success(let outcome) = result, case .success(let value) = Result(catching: { try answer(outcome, self.engine) }) else {
+                    return readAfter(result)
+                }
+                promise.succeed(value)
+            }
+            self.submit(command, sink: nil, applied: atReply, complete: readAfter)
+        }
+        return promise.futureResult
+    }
+
+    /// Applies `command` (on the engine loop): forwarded to its shard's owner or to the node holding
+    /// its connection, or applied here. `complete` gets its result; `applied`, when given, gets it
+    /// instead when this node applied the command itself.
+    private func submit(_ command: ReceiptsCommand, sink: (any EventSink)?,
+                        applied: ((Result<ReceiptsOutcome, ServiceError>) -> Void)?,
+                        complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
+        if forwardToOwner(command, complete: complete) { return }
+        let sinkBox = sink.map { UnsafeTransfer($0) }
+        schedule(lock: appendLock(for: command)) {
+            if let cluster = self.cluster, let connectionID = PeerMessage.isForwardable(command),
+               self.state.value.engine.connections[connectionID] == nil {
+                return cluster.askPeers(command, connectionID: connectionID, complete: complete)
+            }
+            self.apply(command, sink: sinkBox?.wrappedValue, complete: applied ?? complete)
+        }
     }
 
     /// Cluster: sends `command` to the node that owns its shard, when another node does, and
     /// completes it with that node's answer; false when this node applies it itself (it owns the
     /// shard, or nobody does as far as it knows, or the command is too large to forward, or this
     /// node would not hear the answer: its notification connection is down). A command
-    /// the owner no longer owns the shard of is applied here after all: every node commits under the
-    /// journal's append lock, so any may.
+    /// the owner no longer owns the shard of is applied here after all, in a cycle that holds the
+    /// journal's append lock alone (``appendLock(for:)``).
     private func forwardToOwner(_ command: ReceiptsCommand, complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) -> Bool {
         guard let cluster, let leases, case .owner(let shard) = CommandRoute(command), leases.epoch(serving: shard) == nil,
               let owner = leases.owner(of: shard), owner != nodeID, cluster.shared.isListening,
@@ -305,7 +351,7 @@ package final class ReceiptsService: Sendable {
         let forwarded = cluster.forward(command, to: owner) { answer in
             switch answer {
             case .notOwner?:
-                self.schedule(changesState: true) { self.apply(command, sink: nil, complete: complete) }
+                self.schedule(lock: .exclusive) { self.apply(command, sink: nil, complete: complete) }
             case let answer?:
                 complete(answer.outcome(of: command))
             case nil:
@@ -321,7 +367,7 @@ package final class ReceiptsService: Sendable {
     /// answers once it is durable (or refused); ``ForwardAnswer/notOwner`` when this node does not
     /// serve the shard (any more).
     func applyForwarded(_ command: ReceiptsCommand, answer: @escaping (ForwardAnswer) -> Void) {
-        schedule(changesState: true) {
+        schedule(lock: appendLock(for: command)) {
             // Not serving it, or not taking commands (storage failed, reloading, stopping): the asking
             // node applies it itself.
             guard case .owner(let shard) = CommandRoute(command), self.leases?.epoch(serving: shard) != nil,
@@ -357,7 +403,7 @@ package final class ReceiptsService: Sendable {
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T,
                                    archived: ArchivedTexts, loaded: Set<ChannelCID> = [], promise: EventLoopPromise<T>) {
-        schedule(changesState: false) {
+        schedule(lock: .none) {
             let state = self.state.value
             // After a failed commit the engine holds what never became durable: nothing is read from it.
             if let failed = state.sequencer.failure { return promise.fail(ServiceError.storage(failed)) }
@@ -505,19 +551,19 @@ package final class ReceiptsService: Sendable {
     package func watch(connectionID: String, userID: String, cid: ChannelCID, resumingAfter after: Int64?,
                       maxResumeEvents: Int = ChannelResume.defaultMaxEvents) -> EventLoopFuture<ChannelResume?> {
         let promise = engineLoop.makePromise(of: ChannelResume?.self)
-        engineLoop.execute { self.schedule(changesState: false) {
+        engineLoop.execute { self.schedule(lock: .none) {
             // A watch emits no event: the channel's sequence now is where live events will begin.
             let head = self.state.value.channelSeqs[cid] ?? 0
             let state = self.state.value
             let openedAfter = state.engine.connections.handle(of: connectionID)
-                .flatMap { OpenConnection.find($0, in: state.connections) }?.openedAfterEventSeq ?? .max
+                .flatMap { OpenConnection.find($0, in: state.connections) }?.openedAt ?? []
             self.apply(.watch(connectionID: connectionID, cid: cid), sink: nil) { result in
                 switch result {
                 case .failure(let error):
                     promise.fail(error)
                 case .success:
                     promise.succeed(after.map {
-                        ChannelResume.plan(cid: cid, after: $0, head: head, maxEvents: maxResumeEvents, openedAfterEventSeq: openedAfter)
+                        ChannelResume.plan(cid: cid, after: $0, head: head, maxEvents: maxResumeEvents, openedAt: openedAfter)
                     })
                 }
             }
@@ -525,7 +571,7 @@ package final class ReceiptsService: Sendable {
         return promise.futureResult
     }
 
-    /// Reads the next page of a planned replay (``ChannelResume/Outcome/replay(openedAfterEventSeq:)``):
+    /// Reads the next page of a planned replay (``ChannelResume/Outcome/replay(openedAt:)``):
     /// the journal rows from `expected` up to the plan's head, at most `limit` of them and `maxBytes` of
     /// JSON, on the journal reader's thread, beside commits (neither the engine loop nor the writer
     /// waits for it). Completes on `eventLoop` with the page, or why the journal cannot give it (pruned
@@ -541,7 +587,7 @@ package final class ReceiptsService: Sendable {
             try store.channelEvents(resume.cid, after: expected - 1, through: resume.head, limit: limit, maxBytes: maxBytes)
                 .map(StreamJSON.whole)
         }
-        .map { ChannelResume.page(cid: resume.cid, userID: userID, expected: expected, head: resume.head, rows: $0, openedAfterEventSeq: openedAfter) }
+        .map { ChannelResume.page(cid: resume.cid, userID: userID, expected: expected, head: resume.head, rows: $0, openedAt: openedAfter) }
         .recover { error in .failure(.init(reason: "the journal could not be read: \(error)")) }
     }
 
@@ -581,11 +627,11 @@ package final class ReceiptsService: Sendable {
                 switch result {
                 case .success(let texts):
                     if let text = texts.text(of: cid, at: position) { self.state.value.engine.recallText(text, of: cid, at: position) }
-                    self.schedule(changesState: ReceiptsEngine.isDurable(command)) {
+                    self.schedule(lock: self.appendLock(for: command)) {
                         self.apply(command, sink: sink, recalled: true, loaded: loaded, complete: complete)
                     }
                 case .failure(let error):
-                    self.schedule(changesState: false) {
+                    self.schedule(lock: .none) {
                         self.carryOut(self.state.value.sequencer.applied(
                             entry: nil, events: [], token: Completion(complete: complete, outcome: .failure(.storage(error)))))
                     }
@@ -633,7 +679,7 @@ package final class ReceiptsService: Sendable {
         case .connect(let connectionID, _):
             guard let handle = state.engine.connections.handle(of: connectionID) else { return }
             while state.connections.count <= handle.index { state.connections.append(.empty) }
-            state.connections[handle.index] = OpenConnection(sink: sink, openedAfterEventSeq: state.lastEventSeq, serial: handle.serial)
+            state.connections[handle.index] = OpenConnection(sink: sink, openedAt: state.streamSeqs, serial: handle.serial)
         case .disconnect:
             guard let closing, OpenConnection.find(closing, in: state.connections) != nil else { return }
             state.connections[closing.index] = .empty
@@ -688,13 +734,14 @@ package final class ReceiptsService: Sendable {
     /// message's journal) keeps its sequences and audience without its JSON.
     private func journal(_ command: ReceiptsCommand, _ shared: [(ReceiptsEvent, SharedEvent)]) -> JournalEntry {
         let state = state.value
-        state.lastSeq += 1
+        state.lastSeq = state.numbering.next(after: state.lastSeq)
+        state.eventsSeen += Int64(shared.count)
         let stream = CommandRoute(command).stream
         state.streamSeqs[stream.rawValue] += 1
         var events: [JournalEvent] = []
         events.reserveCapacity(shared.count)
         for (event, encoded) in shared {
-            state.lastEventSeq += 1
+            state.lastEventSeq = state.numbering.next(after: state.lastEventSeq)
             let replayable = event.isReplayable
             events.append(JournalEvent(
                 seq: state.lastEventSeq, cid: encoded.cid, channelSeq: encoded.channelSeq, type: encoded.type,
@@ -704,6 +751,17 @@ package final class ReceiptsService: Sendable {
         }
         return JournalEntry(seq: state.lastSeq, stream: stream, streamSeq: state.streamSeqs[stream.rawValue], at: state.engine.clock,
                             command: command, events: events, messagePosition: sentMessagePosition(command, shared))
+    }
+
+    /// Moves this node's sequences past `entry`, which another node committed and this one applied
+    /// (making `eventCount` events): its stream's number as that node numbered it, and the journal's
+    /// past it (this node's next entry is numbered after what it saw). Event numbers need only be
+    /// unique (``JournalNumbering``): this node's own go on from where they were.
+    private func followed(_ entry: JournalEntry, eventCount: Int) {
+        let state = state.value
+        state.lastSeq = max(state.lastSeq, entry.seq)
+        state.streamSeqs[entry.stream.rawValue] = entry.streamSeq
+        state.eventsSeen += Int64(eventCount)
     }
 
     /// The position of the message a `send_message` made (its `message.new`'s), for the journal to
@@ -755,16 +813,25 @@ package final class ReceiptsService: Sendable {
 
     // MARK: Sequencing
 
+    /// What committing `command` needs of the journal's append lock in a cluster: none when it
+    /// changes nothing durable; shared when it is a command of a shard this node serves (its stream
+    /// is this node's alone, and its commit fenced); exclusive otherwise.
+    func appendLock(for command: ReceiptsCommand) -> Sequencer.Lock {
+        guard ReceiptsEngine.isDurable(command) else { return .none }
+        guard let leases, case .owner(let shard) = CommandRoute(command), leases.epoch(serving: shard) != nil else { return .exclusive }
+        return .shared
+    }
+
     /// Runs `work` in order with the commits: now on a single node; in the next commit cycle in a
-    /// cluster (under the append lock when it `changesState`).
-    func schedule(changesState: Bool, _ work: @escaping () -> Void) {
+    /// cluster, holding the journal's append lock as `lock` says (``appendLock(for:)``).
+    func schedule(lock: Sequencer.Lock, _ work: @escaping () -> Void) {
         if state.value.loadingChannels {
-            state.value.heldForLoads.append { self.schedule(changesState: changesState, work) }
+            state.value.heldForLoads.append { self.schedule(lock: lock, work) }
             return
         }
         // What `enqueue` would answer, without the two lists it takes to say so.
         if state.value.sequencer.runsWorkAtOnce { return work() }
-        carryOut(state.value.sequencer.enqueue(work, changesState: changesState))
+        carryOut(state.value.sequencer.enqueue(work, lock: lock))
     }
 
     /// Performs the sequencer's actions, in order.
@@ -777,8 +844,8 @@ package final class ReceiptsService: Sendable {
                 for work in works { work() }
             case .write(let entries):
                 write(makeBatch(entries))
-            case .cycle(let appendLock):
-                cluster?.runCycle(appendLock: appendLock, after: state.value.lastSeq, service: self)
+            case .cycle(let lock):
+                cluster?.runCycle(lock: startCycle(lock), after: state.value.streamSeqs, service: self)
             case .reply(let completion, .durable):
                 completion.complete(completion.outcome)
             case .reply(let completion, .failed(let error)):
@@ -947,32 +1014,65 @@ package final class ReceiptsService: Sendable {
         }
     }
 
-    /// Another node committed up to `seq` (0: unknown): a cycle catches up unless this node is there already.
+    /// A node committed an entry numbered `seq` (0: some node may have committed): a cycle catches
+    /// up unless it is this node's own commit. (Nodes number apart: another's entry may be numbered
+    /// below this node's last.)
     func requestCatchUp(seq: Int64) {
         let state = state.value
-        guard seq == 0 || seq > state.lastSeq else { return }
+        guard seq == 0 || !state.numbering.gives(seq) || seq > state.lastSeq else { return }
         carryOut(state.sequencer.catchUpRequested())
     }
 
     /// On the engine loop, inside a cycle: applies others' commits (sending their events to this
     /// node's connections now: they are durable), then the cycle's work; returns what to commit.
     /// - Throws: ``Divergence`` when this engine cannot follow the journal.
-    func runCycle(_ others: [JournalEntry]) throws -> CommitBatch {
+    /// - Throws: ``StorageError/fenced(shards:)`` when the cycle holds the lock shared (`lock`) and
+    ///   applied a command of a shard this node no longer serves, which only an exclusive commit may
+    ///   store; ``StorageError/commitFailed(reason:)`` for a command of the cluster stream there.
+    func runCycle(_ others: [JournalEntry], lock: Sequencer.Lock) throws -> CommitBatch {
         try applyCommitted(others)
         for work in state.value.sequencer.takeCycleWork() { work() }
         var batch = makeBatch(state.value.sequencer.cycleApplied())
         state.value.cycleStoredMessages = batch.storedMessageCounts
         fence(&batch)
+        if lock == .shared { try checkSharedCommit(batch) }
         return batch
     }
 
-    /// Fences `batch` by the shards this node serves among its commands' (``CommandRoute``), at the
-    /// epochs it holds them at: applied as their owner, they are stored only if it still is. Commands
-    /// of shards it does not serve were applied here because nobody else was known to own them.
-    private func fence(_ batch: inout CommitBatch) {
-        guard let leases else { return }
+    /// A batch committed beside other owners' holds only commands of shards this node serves, fenced.
+    private func checkSharedCommit(_ batch: CommitBatch) throws(StorageError) {
+        var lost: [ShardID] = []
         for entry in batch.entries {
-            guard case .owner(let shard) = CommandRoute(entry.command), let epoch = leases.epoch(serving: shard) else { continue }
+            switch CommandRoute(entry.command) {
+            case .owner(let shard):
+                if batch.fence[shard] == nil { lost.append(shard) }
+            case .connection, .anyNode:
+                throw .commitFailed(reason: "journal entry \(entry.seq) of \(entry.stream) was applied in a cycle beside other owners' commits")
+            }
+        }
+        if !lost.isEmpty { throw .fenced(shards: lost) }
+    }
+
+    /// Notes the shards this node serves as a cycle begins (its fence), and the append lock the cycle
+    /// holds: as its work asked, but exclusively when a shard served at the last cycle's beginning
+    /// is not served now (its commands queued meanwhile were asked for shared, and now commit
+    /// unfenced).
+    private func startCycle(_ lock: Sequencer.Lock) -> Sequencer.Lock {
+        let state = state.value
+        let serving = leases?.servingEpochs ?? [:]
+        let lost = state.cycleFence.contains { serving[$0.key] != $0.value }
+        state.cycleFence = serving
+        return lost && lock == .shared ? .exclusive : lock
+    }
+
+    /// Fences `batch` by the shards this node served as the cycle began among its commands'
+    /// (``CommandRoute``), at the epochs it held them at: applied as their owner, they are stored only
+    /// if it still is. Commands of shards it does not serve were applied here because nobody else
+    /// was known to own them.
+    private func fence(_ batch: inout CommitBatch) {
+        guard leases != nil else { return }
+        for entry in batch.entries {
+            guard case .owner(let shard) = CommandRoute(entry.command), let epoch = state.value.cycleFence[shard] else { continue }
             batch.fence[shard] = epoch
         }
         if !batch.fence.isEmpty { batch.fenceOwner = nodeID }
@@ -1002,19 +1102,18 @@ package final class ReceiptsService: Sendable {
 
     /// Applies entries other nodes committed, in journal order, exactly as they applied them, and fans
     /// out their events as one batch (also when a later entry diverges: those applied before it stand).
-    /// - Throws: ``Divergence`` when an entry is out of sequence or this engine refuses it.
+    /// Each stream's entries are applied in order, and an entry this node applied already (its own
+    /// commit, or one read before) is passed over.
+    /// - Throws: ``Divergence`` when a stream's entries have a gap or this engine refuses an entry.
     private func applyCommitted(_ entries: [JournalEntry]) throws {
         let state = state.value
         var events: [(ReceiptsEvent, SharedEvent)] = []
         defer { if !events.isEmpty { fanOut.send(events, to: state.connections) } }
-        for entry in entries where entry.seq > state.lastSeq {
-            guard entry.seq == state.lastSeq + 1 else {
-                throw Divergence(description: "journal entry \(entry.seq) follows \(state.lastSeq): entries are missing")
-            }
+        for entry in entries where entry.streamSeq > state.streamSeqs[entry.stream.rawValue] {
             let stream = CommandRoute(entry.command).stream
             guard entry.stream == stream, entry.streamSeq == state.streamSeqs[stream.rawValue] + 1 else {
                 throw Divergence(description: "journal entry \(entry.seq) is number \(entry.streamSeq) of \(entry.stream); its command's "
-                                 + "stream is \(stream), at \(state.streamSeqs[stream.rawValue]) here")
+                                 + "stream is \(stream), at \(state.streamSeqs[stream.rawValue]) here: entries are missing")
             }
             cluster?.notePresenceChange(entry.command, engine: state.engine)
             var applied = state.engine.replay(entry.command, at: entry.at)
@@ -1046,7 +1145,7 @@ package final class ReceiptsService: Sendable {
                     state.engine.markMessagesDurable([message.cid: count])
                 }
                 let shared = share(outcome, of: entry.command)
-                _ = journal(entry.command, shared)
+                followed(entry, eventCount: shared.count)
                 // Which objects its node stored is not known here: its channels' next objects are new.
                 state.channelObjects.forget(shared.compactMap(\.1.cid))
                 events.append(contentsOf: shared)

@@ -6,8 +6,14 @@ import CheckmarkCore
 enum PostgresSchema {
     /// The advisory lock (a SQL expression) held while migrating: one per schema.
     static let migrationLock = "hashtext('checkmark-migrate:' || current_schema())"
-    /// The advisory lock held by a transaction appending to the journal: one per schema.
+    /// The advisory lock held by a transaction appending to the journal: one per schema. Taken shared
+    /// by commits of owned shards only, which may run side by side; exclusively by any other commit.
     static let appendLock = "hashtext('checkmark-append:' || current_schema())"
+    /// The advisory locks (this key and a slot) a writer's session holds for its numbering slot
+    /// (``JournalNumbering``) as long as it lasts: one slot per session at a time, per schema.
+    static let numberingSlotLock = "hashtext('checkmark-numbering:' || current_schema())"
+    /// How many writers' sessions can hold a numbering slot at once (the numbering's stride).
+    static let numberingSlots: Int64 = 1024
 
     /// The LISTEN/NOTIFY channel a commit announces its last journal sequence on, one per schema.
     static func notifyChannel(schema: String?) -> String {

@@ -30,6 +30,8 @@ package final class PostgresStore: SharedReceiptsStore {
     /// Which passes this node knows to be rows already: a lower bound (other nodes append too),
     /// taken from each load, advanced by this node's commits once they are durable.
     private let passLedger = Mutex(PassLedger(stored: []))
+    /// How the writer's session numbers what it commits: its slot, taken with the session.
+    private let numbering = Mutex(JournalNumbering.alone)
     /// Set when a statement timed out and the connection was closed: nothing more is sent on it.
     private let connectionLost = NIOLockedValueBox(false)
     private let notifyChannel: String
@@ -71,6 +73,7 @@ package final class PostgresStore: SharedReceiptsStore {
         do {
             try configureSession()
             try migrate()
+            try takeNumberingSlot()
         } catch {
             close()
             throw error
@@ -128,6 +131,26 @@ package final class PostgresStore: SharedReceiptsStore {
         } catch {
             throw .unavailable(reason: "cannot use schema \(schema) of \(location): \(Self.describe(error))")
         }
+    }
+
+    /// Takes a numbering slot for the writer's session (held until the session ends): the first of
+    /// ``PostgresSchema/numberingSlots`` no other session holds.
+    /// - Throws: ``StorageError/unavailable(reason:)`` when every slot is held.
+    private func takeNumberingSlot() throws(StorageError) {
+        let slots = PostgresSchema.numberingSlots
+        let taken: Int64?
+        do {
+            taken = try run("""
+                SELECT slot FROM generate_series(0, \(slots - 1)) AS slot
+                WHERE pg_try_advisory_lock(\(PostgresSchema.numberingSlotLock), slot::int) LIMIT 1
+                """).first.map { try $0.decode(Int64.self) }
+        } catch {
+            throw .unavailable(reason: "cannot take a numbering slot on \(location): \(Self.describe(error))")
+        }
+        guard let slot = taken else {
+            throw .unavailable(reason: "all \(slots) numbering slots of \(location) are held: at most that many nodes commit to one schema")
+        }
+        numbering.withLock { $0 = JournalNumbering(stride: slots, slot: slot) }
     }
 
     private func migrate() throws(StorageError) {
@@ -230,6 +253,7 @@ package final class PostgresStore: SharedReceiptsStore {
         failed.closeInBackground()
         connectionLost.withLockedValue { $0 = false }
         try configureSession()
+        try takeNumberingSlot()
         let reading = reader.withLock { current in
             defer { current = nil }
             return current
@@ -325,6 +349,7 @@ package final class PostgresStore: SharedReceiptsStore {
             try Self.addPasses(PostgresTableBinder(StateTables.postgresPointerPasses).decode(
                 run(StateTables.postgresPointerPasses.select("ORDER BY cid, user_id, kind, ordinal"))), to: &state.snapshot.channels)
             passLedger.withLock { $0 = PassLedger(loaded: state.snapshot.channels) }
+            state.numbering = numbering.withLock { $0 }
             return state
         } catch let error as StorageError {
             throw error
@@ -482,12 +507,12 @@ package final class PostgresStore: SharedReceiptsStore {
     // MARK: Writing
 
     package func commit(_ batch: CommitBatch) throws(StorageError) {
-        try append(exclusive: false) { batch }
+        try append(lock: nil) { batch }
     }
 
-    package func append(after appliedSeq: Int64, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
-        try append(exclusive: true) { () throws -> CommitBatch in
-            try build(self.othersCommitted(try self.fetchCommands(after: appliedSeq, limit: nil)))
+    package func append(after applied: [Int64], exclusively: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
+        try append(lock: exclusively ? .exclusive : .shared) { () throws -> CommitBatch in
+            try build(self.othersCommitted(try self.fetchCommands(after: applied, limit: nil)))
         }
     }
 
@@ -509,15 +534,25 @@ package final class PostgresStore: SharedReceiptsStore {
         return entries
     }
 
-    /// One transaction: (with `exclusive`) the append lock, then the batch `build` gives, commit; then
-    /// the notification, in a statement of its own. A failure of the database fails the store: memory and database may
-    /// disagree, and only reloading brings them together again.
-    private func append(exclusive: Bool, _ build: () throws -> CommitBatch) throws(StorageError) {
+    /// How a commit holds the journal's append lock.
+    private enum AppendLock {
+        case shared, exclusive
+    }
+
+    /// One transaction: the append lock (as `lock` says; none for one node alone), then the batch
+    /// `build` gives, commit; then the notification, in a statement of its own. A failure of the
+    /// database fails the store: memory and database may disagree, and only reloading brings them
+    /// together again.
+    private func append(lock: AppendLock?, _ build: () throws -> CommitBatch) throws(StorageError) {
         try checkOpen()
         var built = false
         do {
             try run("BEGIN")
-            if exclusive { try run("SELECT pg_advisory_xact_lock(\(PostgresSchema.appendLock))") }
+            switch lock {
+            case .exclusive?: try run("SELECT pg_advisory_xact_lock(\(PostgresSchema.appendLock))")
+            case .shared?: try run("SELECT pg_advisory_xact_lock_shared(\(PostgresSchema.appendLock))")
+            case nil: break
+            }
             let batch: CommitBatch
             do {
                 batch = try build()
@@ -686,10 +721,10 @@ package final class PostgresStore: SharedReceiptsStore {
 
     // MARK: Journal
 
-    package func commands(after seq: Int64, limit: Int) throws(StorageError) -> [JournalEntry] {
+    package func commands(after applied: [Int64], limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
-            return othersCommitted(try fetchCommands(after: seq, limit: limit))
+            return othersCommitted(try fetchCommands(after: applied, limit: limit))
         } catch let error as StorageError {
             throw error
         } catch {
@@ -697,11 +732,28 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    private func fetchCommands(after seq: Int64, limit: Int?) throws -> [JournalEntry] {
+    /// The entries past `applied` in every stream: one look-up in the stream index per stream.
+    private func fetchCommands(after applied: [Int64], limit: Int?) throws -> [JournalEntry] {
+        precondition(applied.count == JournalStream.count, "one position per stream")
+        var binds = PostgresBindings()
+        binds.append(applied)
+        return try fetchCommands("""
+            SELECT j.seq, j.at, j.command, j.message_position, j.stream, j.stream_seq
+            FROM unnest($1::bigint[]) WITH ORDINALITY AS p(applied, n)
+            JOIN journal j ON j.stream = p.n - 1 AND j.stream_seq > p.applied
+            ORDER BY j.seq
+            """ + (limit.map { " LIMIT \($0)" } ?? ""), binds)
+    }
+
+    /// The entries after `seq`, in journal order.
+    private func fetchCommands(after seq: Int64, limit: Int) throws -> [JournalEntry] {
         var binds = PostgresBindings()
         binds.append(seq)
-        let sql = "SELECT seq, at, command, message_position, stream, stream_seq FROM journal WHERE seq > $1 ORDER BY seq"
-            + (limit.map { " LIMIT \($0)" } ?? "")
+        return try fetchCommands("SELECT seq, at, command, message_position, stream, stream_seq FROM journal WHERE seq > $1 ORDER BY seq LIMIT \(limit)", binds)
+    }
+
+    /// The entries `sql` selects (`seq, at, command, message_position, stream, stream_seq`), texts restored.
+    private func fetchCommands(_ sql: String, _ binds: PostgresBindings) throws -> [JournalEntry] {
         var entries = try run(sql, binds).map { row in
             let (entrySeq, at, command, messagePosition, stream, streamSeq) = try row.decode((Int64, Int64, String, Int64?, Int32, Int64).self)
             return JournalEntry(seq: entrySeq, stream: try StateTables.stream(Int64(stream)), streamSeq: streamSeq, at: Timestamp(rawValue: at),
@@ -729,7 +781,7 @@ package final class PostgresStore: SharedReceiptsStore {
             let index = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($0.element.seq, $0.offset) })
             for row in try PostgresTableBinder(events).decode(run(events.select("WHERE command_seq BETWEEN $1 AND $2 ORDER BY seq"), binds)) {
                 guard let position = index[row.commandSeq] else { continue }
-                entries[position].events.append(row.event)
+                entries[position].append(row.event)
             }
             let messages = try storedMessages(JournaledMessage.positions(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }
             let objects = try channelObjects(JournaledChannel.keys(in: entries.flatMap(\.events))) { sql, binds in try run(sql, binds) }
@@ -758,12 +810,15 @@ package final class PostgresStore: SharedReceiptsStore {
             // The byte budget is applied by the server, so that a page of large events is not sent
             // whole only to be cut here: the first row, then every row while the running total of
             // payload bytes stays within it (the window is computed row by row, up to the limit).
+            // Each with where its entry is in its stream (after the event's columns).
             let query = PostgresQuery(unsafeSQL: """
-                SELECT \(events.columnList) FROM (SELECT \(events.columnList),
+                SELECT \(events.columns.map { "page." + $0.name }.joined(separator: ", ")), j.stream, j.stream_seq
+                FROM (SELECT \(events.columnList),
                     sum(octet_length(payload) + coalesce(message_bytes, 0) + coalesce(channel_bytes, 0)) OVER (ORDER BY channel_seq) AS running,
                     row_number() OVER (ORDER BY channel_seq) AS position
                     FROM \(events.name) WHERE cid = $1 AND channel_seq > $2 AND channel_seq <= $3 ORDER BY channel_seq LIMIT $4) page
-                WHERE position = 1 OR running <= $5 ORDER BY channel_seq
+                LEFT JOIN journal j ON j.seq = page.command_seq
+                WHERE position = 1 OR running <= $5 ORDER BY page.channel_seq
                 """, binds: binds)
             let connection = try journalReader()
             func run(_ query: PostgresQuery) throws -> [PostgresRow] {
@@ -774,7 +829,14 @@ package final class PostgresStore: SharedReceiptsStore {
             // only with the events that refer to them: the page is read once more, without those.
             var attempt = 1
             while true {
-                var page = try PostgresTableBinder(events).decode(run(query)).map(\.event)
+                let rows = try run(query)
+                var page = try PostgresTableBinder(events).decode(rows).map(\.event)
+                for (index, row) in rows.enumerated() {
+                    let cells = row.makeRandomAccess()
+                    guard let stream = try cells[events.columns.count].decode(Int32?.self),
+                          let number = try cells[events.columns.count + 1].decode(Int64?.self) else { continue }
+                    page[index].entry = StreamPosition(stream: try StateTables.stream(Int64(stream)), number: number)
+                }
                 let messages = try storedMessages(JournaledMessage.positions(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }
                 try JournaledMessage.attach(messages, to: &page)
                 let objects = try channelObjects(JournaledChannel.keys(in: page)) { sql, binds in try run(PostgresQuery(unsafeSQL: sql, binds: binds)) }

@@ -509,7 +509,7 @@ package final class SQLiteStore: ReceiptsStore {
                 for row in try SQLiteTableBinder(StateTables.journalEvents).load(
                     db, "WHERE command_seq BETWEEN ? AND ? ORDER BY seq", arguments: [first, last]) {
                     guard let position = index[row.commandSeq] else { continue }
-                    entries[position].events.append(row.event)
+                    entries[position].append(row.event)
                 }
                 // A `send_message` is kept without the text its message's row holds (committed with it).
                 try JournalEntry.restoreTexts(Self.storedMessages(JournalEntry.textPositions(in: entries), db), in: &entries)
@@ -562,6 +562,7 @@ package final class SQLiteStore: ReceiptsStore {
         do {
             return try reader.read { db in
                 var events: [JournalEvent] = []
+                var commandSeqs: [Int64] = []
                 var bytes = 0
                 try SQLiteTableBinder(StateTables.journalEvents).prefix(
                     db, "WHERE cid = ? AND channel_seq > ? AND channel_seq <= ? ORDER BY channel_seq LIMIT ?",
@@ -572,8 +573,10 @@ package final class SQLiteStore: ReceiptsStore {
                     guard events.isEmpty || bytes + size <= maxBytes else { return false }
                     bytes += size
                     events.append(row.event)
+                    commandSeqs.append(row.commandSeq)
                     return true
                 }
+                try Self.attachEntries(commandSeqs, to: &events, db)
                 try JournaledMessage.attach(Self.storedMessages(JournaledMessage.positions(in: events), db), to: &events)
                 try JournaledChannel.attach(Self.channelObjects(JournaledChannel.keys(in: events), db), to: &events)
                 return events
@@ -583,6 +586,21 @@ package final class SQLiteStore: ReceiptsStore {
         } catch {
             throw .unavailable(reason: "\(error)")
         }
+    }
+
+    /// Tells each of `events` where its entry (`commandSeqs`, in the same order) is in its stream.
+    private static func attachEntries(_ commandSeqs: [Int64], to events: inout [JournalEvent], _ db: Database) throws {
+        var positions: [Int64: StreamPosition] = [:]
+        for chunk in stride(from: 0, to: commandSeqs.count, by: 500) {
+            let part = Array(Set(commandSeqs[chunk..<min(commandSeqs.count, chunk + 500)]))
+            let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+            for row in try GRDB.Row.fetchAll(db, sql: "SELECT seq, stream, stream_seq FROM journal WHERE seq IN (\(marks))",
+                                             arguments: StatementArguments(part)) {
+                let seq: Int64 = row[0], stream: Int64 = row[1], number: Int64 = row[2]
+                positions[seq] = StreamPosition(stream: try StateTables.stream(stream), number: number)
+            }
+        }
+        for index in events.indices { events[index].entry = positions[commandSeqs[index]] }
     }
 
     /// The messages at `wanted` (per channel, by position), read in `db`: archived texts, and what journaled

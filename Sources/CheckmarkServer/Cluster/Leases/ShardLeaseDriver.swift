@@ -53,6 +53,12 @@ final class ShardLeaseDriver: Sendable {
     /// The shards this node serves now (held, not draining).
     var serving: Set<ShardID> { state.value.leases.serving }
 
+    /// The shards this node serves now, each at the epoch it holds it at.
+    var servingEpochs: [ShardID: Int64] {
+        let leases = state.value.leases
+        return leases.owned.filter { !leases.draining.contains($0.key) }
+    }
+
     /// The epoch this node serves `shard` at; nil when it does not serve it (not held, or draining).
     func epoch(serving shard: ShardID) -> Int64? {
         let leases = state.value.leases

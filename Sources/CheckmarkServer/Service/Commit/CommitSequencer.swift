@@ -22,7 +22,7 @@ import CheckmarkWire
 /// - Once draining, only disconnects are admitted; ``Action/drained`` comes when nothing applied is
 ///   left unreleased (or when storage failed).
 ///
-/// In ``Mode/cluster`` work waits for the next commit cycle (``Action/cycle(appendLock:)``): the
+/// In ``Mode/cluster`` work waits for the next commit cycle (``Action/cycle(lock:)``): the
 /// driver catches up with other nodes' commits, runs the cycle's work (``takeCycleWork()``), hands
 /// over what it applied (``cycleApplied()``) and commits it. Catch-up and queued work run in the same
 /// cycle, catch-up first.
@@ -32,6 +32,19 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         case local
         /// A node of a cluster: work runs in commit cycles that follow the shared journal.
         case cluster
+    }
+
+    /// What a cycle's work needs of the journal's append lock: the most any of it needs.
+    enum Lock: Int, Comparable {
+        /// Nothing to commit (queries, connections' commands, catching up): no lock.
+        case none
+        /// Commands of shards this node owns: taken shared, beside other owners' commits.
+        case shared
+        /// Any other command that changes state (users, channel types, commands over several
+        /// shards, shards nobody is known to own): taken alone.
+        case exclusive
+
+        static func < (lhs: Lock, rhs: Lock) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     /// How an applied item ends.
@@ -48,9 +61,9 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         case run([Work])
         /// Write these entries in one transaction; report ``batchCommitted()`` or ``batchFailed(_:)``.
         case write([Entry])
-        /// Cluster: run one commit cycle (under the journal's append lock when `appendLock`); report
+        /// Cluster: run one commit cycle (holding the journal's append lock as `lock` says); report
         /// ``batchCommitted()`` or ``batchFailed(_:)``.
-        case cycle(appendLock: Bool)
+        case cycle(lock: Lock)
         /// Complete an item.
         case reply(Token, Reply)
         /// Send an item's events (right after its reply).
@@ -81,9 +94,9 @@ struct CommitSequencer<Entry, Event, Token, Work> {
     /// A batch (or cycle) is being written.
     private(set) var committing = false
     private var drainWaiting = false
-    /// Cluster: work waiting for the next cycle, and whether any of it may change durable state.
+    /// Cluster: work waiting for the next cycle, and the append lock it needs.
     private var queued: [Work] = []
-    private var queuedChangesState = false
+    private var queuedLock = Lock.none
     /// Cluster: another node committed (or may have) since the last cycle.
     private var catchUpWanted = false
     /// Cluster: the current cycle's work until the driver takes it.
@@ -118,17 +131,18 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         return startBatch()
     }
 
-    /// Whether ``enqueue(_:changesState:)`` runs work at once, returning only `.run([work])`: on one
+    /// Whether ``enqueue(_:lock:)`` runs work at once, returning only `.run([work])`: on one
     /// node, and after a failure. (The service then runs it without asking, sparing two lists per
     /// command.)
     var runsWorkAtOnce: Bool { mode != .cluster || failure != nil }
 
     /// Work (applying a command, answering a query) to run in order with the commits: at once on one
-    /// node or after a failure; in the next cycle in a cluster (`changesState`: under the append lock).
-    mutating func enqueue(_ work: Work, changesState: Bool) -> [Action] {
+    /// node or after a failure; in the next cycle in a cluster, which holds the append lock as `lock`
+    /// says (or as other work of the cycle needs, if more).
+    mutating func enqueue(_ work: Work, lock: Lock) -> [Action] {
         guard !runsWorkAtOnce else { return [.run([work])] }
         queued.append(work)
-        if changesState { queuedChangesState = true }
+        queuedLock = max(queuedLock, lock)
         return committing ? [] : startCycle()
     }
 
@@ -188,7 +202,7 @@ struct CommitSequencer<Entry, Event, Token, Work> {
         let notRun = (cycleWork ?? []) + queued
         cycleWork = nil
         queued = []
-        queuedChangesState = false
+        queuedLock = .none
         catchUpWanted = false
         if !notRun.isEmpty { actions.append(.run(notRun)) }
         return actions
@@ -221,13 +235,13 @@ struct CommitSequencer<Entry, Event, Token, Work> {
 
     private mutating func startCycle() -> [Action] {
         guard !queued.isEmpty || catchUpWanted else { return drainedIfWaiting() }
-        let appendLock = queuedChangesState
+        let lock = queuedLock
         cycleWork = queued
         queued = []
-        queuedChangesState = false
+        queuedLock = .none
         catchUpWanted = false
         committing = true
-        return [.cycle(appendLock: appendLock)]
+        return [.cycle(lock: lock)]
     }
 
     private func release(_ items: consuming [Item]) -> [Action] {
