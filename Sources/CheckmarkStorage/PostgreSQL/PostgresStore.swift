@@ -861,13 +861,15 @@ package final class PostgresStore: SharedReceiptsStore {
         -> [ChannelCID: [Int: Message]] {
         let table = StateTables.messages
         var messages: [ChannelCID: [Int: Message]] = [:]
-        for (cid, positions) in wanted {
-            var binds = PostgresBindings()
-            binds.append(cid.description)
-            binds.append(positions.map { Int64($0) })
-            for row in try PostgresTableBinder(table).decode(run(table.select("WHERE cid = $1 AND position = ANY($2)"), binds)) {
-                messages[cid, default: [:]][row.position] = row.message
-            }
+        guard !wanted.isEmpty else { return messages }
+        // One statement for every channel: on a commit's path each is a round trip.
+        let pairs = wanted.flatMap { cid, positions in positions.map { (cid.description, Int64($0)) } }
+        var binds = PostgresBindings()
+        binds.append(pairs.map(\.0))
+        binds.append(pairs.map(\.1))
+        let clause = "WHERE (cid, position) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))"
+        for row in try PostgresTableBinder(table).decode(run(table.select(clause), binds)) {
+            messages[row.message.cid, default: [:]][row.position] = row.message
         }
         return messages
     }
@@ -877,13 +879,14 @@ package final class PostgresStore: SharedReceiptsStore {
         -> [ChannelCID: [Int64: [UInt8]]] {
         let table = StateTables.journalChannels
         var objects: [ChannelCID: [Int64: [UInt8]]] = [:]
-        for (cid, keys) in wanted {
-            var binds = PostgresBindings()
-            binds.append(cid.description)
-            binds.append(keys.sorted())
-            for row in try PostgresTableBinder(table).decode(run(table.select("WHERE cid = $1 AND since = ANY($2)"), binds)) {
-                objects[cid, default: [:]][row.since] = row.object
-            }
+        guard !wanted.isEmpty else { return objects }
+        let pairs = wanted.flatMap { cid, keys in keys.sorted().map { (cid.description, $0) } }
+        var binds = PostgresBindings()
+        binds.append(pairs.map(\.0))
+        binds.append(pairs.map(\.1))
+        let clause = "WHERE (cid, since) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))"
+        for row in try PostgresTableBinder(table).decode(run(table.select(clause), binds)) {
+            objects[row.cid, default: [:]][row.since] = row.object
         }
         return objects
     }
