@@ -288,6 +288,37 @@ extension EndToEnd {
             #expect(state["messages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["m1"])
         }
 
+        /// Issue 45: a REST call's command forwarded to its shard's owner is answered with the answer
+        /// the owner made from the state its commit left (the message; the reader's read state),
+        /// which is what the owner's own state says.
+        @Test func aForwardedCommandsRESTAnswerIsTheOwners() async throws {
+            let (url, nodes) = try await Self.startCluster(nodes: 2)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
+            // messaging:general is in shard 92: the first node's.
+            try await nodes[0].setUp(users: ["alice", "bob"], members: ["alice", "bob"])
+            let forwardedBefore = try Self.metric("checkmark_commands_forwarded_total", of: nodes[1])
+            let service = nodes[1].server.service
+            let sent = try JSONParser.parse(try await service.submit(
+                .sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m1", text: "answered by the owner")),
+                answer: .message).get())
+            #expect(sent["message"]?["id"]?.stringValue == "m1" && sent["message"]?["text"]?.stringValue == "answered by the owner")
+            #expect(sent["message"]?["user"]?["id"]?.stringValue == "alice")
+            let read = try JSONParser.parse(try await service.submit(
+                .markRead(cid: Self.general, userID: "bob", messageID: nil), answer: .readState(cid: Self.general, reader: "bob", thread: nil)).get())
+            #expect(read["event"]?["user"]?["id"]?.stringValue == "bob")
+            #expect(read["event"]?["last_read_message_id"]?.stringValue == "m1")
+            #expect(try Self.metric("checkmark_commands_forwarded_total", of: nodes[1]) == forwardedBefore + 2)
+            // A refusal comes back as the owner made it.
+            await #expect {
+                _ = try await service.submit(.markRead(cid: Self.general, userID: "carol", messageID: nil),
+                                             answer: .readState(cid: Self.general, reader: "carol", thread: nil)).get()
+            } throws: { error in
+                guard case ServiceError.rejected = error else { return false }
+                return true
+            }
+        }
+
         /// Issue 45: a commit made as a shard's owner after another node took the shard (its epoch
         /// moved on) is refused and stores nothing; the node counts it, loses the shard, reloads and
         /// goes on without a restart.

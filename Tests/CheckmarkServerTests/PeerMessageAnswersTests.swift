@@ -19,7 +19,7 @@ struct PeerMessageAnswersTests {
         .archivedText(cid: general, position: 7), .channelsNotLoaded([general, ChannelCID(type: "team", id: "x")]),
     ])
     func everyRefusalKeepsItsCaseAndParts(_ error: ReceiptsError) {
-        let message = PeerMessage.forwarded(to: "n1", id: 3, answer: .refused(error))
+        let message = PeerMessage.forwarded(to: "n1", id: 3, answer: .refused(error), body: nil)
         #expect(Self.roundTrip(message) == message)
     }
 
@@ -28,7 +28,7 @@ struct PeerMessageAnswersTests {
                            parentID: "p", showInChannel: true, silent: true)
         for answer: ForwardAnswer in [.applied(.none), .applied(.message(sent)), .applied(.channel(Self.general, created: true)),
                                       .unchanged, .notOwner, .failed("disk full")] {
-            let message = PeerMessage.forwarded(to: "n1", id: 9, answer: answer)
+            let message = PeerMessage.forwarded(to: "n1", id: 9, answer: answer, body: nil)
             #expect(Self.roundTrip(message) == message, "\(answer)")
         }
         // The text travels in the forwarded command, not back: the asking node puts it in again.
@@ -41,14 +41,24 @@ struct PeerMessageAnswersTests {
     }
 
     @Test func aResultNoOwnerGivesIsAnsweredAsAFailureNotAsTwoAnswers() {
-        let encoded = PeerMessage.forwarded(to: "n1", id: 1, answer: .applied(.user(User(id: "u")))).encoded
+        let encoded = PeerMessage.forwarded(to: "n1", id: 1, answer: .applied(.user(User(id: "u"))), body: nil).encoded
         #expect(encoded.components(separatedBy: "\"answer\"").count == 2, "\(encoded)")
-        #expect(PeerMessage(encoded) == .forwarded(to: "n1", id: 1, answer: .failed("the owner's result cannot be forwarded")))
+        #expect(PeerMessage(encoded) == .forwarded(to: "n1", id: 1, answer: .failed("the owner's result cannot be forwarded"), body: nil))
     }
 
-    @Test func aForwardedCommandArrivesAsSent() {
+    @Test(arguments: [nil, CommandAnswer.message, .readState(cid: general, reader: "bob", thread: nil),
+                      .readState(cid: general, reader: "bob", thread: "m0")])
+    func aForwardedCommandArrivesAsSentWithTheAnswerItAsksFor(_ answering: CommandAnswer?) {
         let message = PeerMessage.forward(from: "n2", to: "n1", id: 4,
-                                          command: .markRead(cid: Self.general, userID: "bob", messageID: "m1"))
+                                          command: .markRead(cid: Self.general, userID: "bob", messageID: "m1"), answering: answering)
+        #expect(Self.roundTrip(message) == message)
+    }
+
+    /// Issue 45: the owner sends the REST answer back with the result, so that the asking node
+    /// answers without first catching up with the owner's commit.
+    @Test func theOwnersRESTAnswerTravelsWhole() {
+        let body = #"{"event":{"type":"message.read","cid":"messaging:general","user":{"id":"bob","name":"Böb "quoted""}}}"#
+        let message = PeerMessage.forwarded(to: "n1", id: 5, answer: .unchanged, body: body)
         #expect(Self.roundTrip(message) == message)
     }
 }

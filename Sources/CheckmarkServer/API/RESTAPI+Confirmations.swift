@@ -16,9 +16,7 @@ extension RESTAPI {
         let inBody = try RESTCaller.named(in: call.body)
         let author = try call.caller.requiredActor(named: inMessage ?? inBody)
         let service = self.service
-        return service.submit(.sendMessage(cid: cid, userID: author, draft: draft)) { outcome, engine in
-            ResultJSON.message(outcome, engine: engine)
-        }
+        return service.submit(.sendMessage(cid: cid, userID: author, draft: draft), answer: .message)
     }
 
     /// `POST /channels/{type}/{id}/read`, optionally up to `message_id`, or with `thread_id` the thread
@@ -32,19 +30,11 @@ extension RESTAPI {
         case .channel(let messageID): .markRead(cid: cid, userID: reader, messageID: messageID)
         case .thread(let parentID): .markThreadRead(cid: cid, userID: reader, parentID: parentID)
         }
-        let service = self.service
-        return service.submit(command) { _, engine in
-            let channel = try engine.channel(cid)
-            guard let user = engine.users[reader],
-                  var read = channel.members[reader]?.read else { throw ReceiptsError.notAMember(user: reader, cid: cid) }
-            var threadID: String?
-            if case .thread(let parentID) = scope, let threadRead = channel.threads[parentID]?.reads[reader] {
-                threadID = parentID
-                read.lastReadMessageID = threadRead.lastReadMessageID
-                read.lastRead = threadRead.lastRead
-            }
-            return RESTResultJSON.readEvent(cid: cid, user: user, read: read, threadID: threadID)
+        let thread: String? = switch scope {
+        case .channel: nil
+        case .thread(let parentID): parentID
         }
+        return service.submit(command, answer: .readState(cid: cid, reader: reader, thread: thread))
     }
 
     /// `POST /channels/{type}/{id}/unread` from `message_id` or `message_timestamp` (one of the

@@ -24,8 +24,9 @@ final class ClusterCommitDriver: Sendable {
         var poll: RepeatedTask?
         /// Commands this node asked other nodes to apply, by request number.
         var peerWaiting: [Int: (Result<ReceiptsOutcome, ServiceError>) -> Void] = [:]
-        /// Commands this node forwarded to their shard's owner, by request number (nil: no answer in time).
-        var forwardWaiting: [Int: (ForwardAnswer?) -> Void] = [:]
+        /// Commands this node forwarded to their shard's owner, by request number (nil: no answer in
+        /// time), with the REST answer the owner made, if any.
+        var forwardWaiting: [Int: (ForwardAnswer?, String?) -> Void] = [:]
         var peerRequests = 0
         /// The other nodes' watchers, and the channels whose local watchers changed since this node
         /// last told the others.
@@ -136,19 +137,21 @@ final class ClusterCommitDriver: Sendable {
     }
 
     /// Asks node `owner` to apply `command`, one of the channel commands of a shard it owns
-    /// (``CommandRoute/owner(_:)``); `answered` gets its answer, or nil when none came within
-    /// ``ReceiptsService/forwardAnswerTimeout``. False (and nothing sent) when the command is too
-    /// large for a peer message: the caller applies it itself.
-    func forward(_ command: ReceiptsCommand, to owner: String, answered: @escaping (ForwardAnswer?) -> Void) -> Bool {
+    /// (``CommandRoute/owner(_:)``), and to make the REST answer `answering` asks for; `answered`
+    /// gets its answer (nil when none came within ``ReceiptsService/forwardAnswerTimeout``) and that
+    /// REST answer, when the owner made it. False (and nothing sent) when the command is too large
+    /// for a peer message: the caller applies it itself.
+    func forward(_ command: ReceiptsCommand, to owner: String, answering: CommandAnswer?,
+                 answered: @escaping (ForwardAnswer?, String?) -> Void) -> Bool {
         let state = state.value
         let id = state.peerRequests + 1
-        let message = PeerMessage.forward(from: nodeID, to: owner, id: id, command: command).encoded
+        let message = PeerMessage.forward(from: nodeID, to: owner, id: id, command: command, answering: answering).encoded
         guard message.utf8.count <= type(of: shared).maxPeerMessageBytes else { return false }
         state.peerRequests = id
         state.forwardWaiting[id] = answered
         tellPeers([message], about: "cannot forward a command to its shard's owner")
         engineLoop.scheduleTask(in: ReceiptsService.forwardAnswerTimeout) {
-            self.state.value.forwardWaiting.removeValue(forKey: id)?(nil)
+            self.state.value.forwardWaiting.removeValue(forKey: id)?(nil, nil)
         }
         return true
     }
@@ -174,14 +177,19 @@ final class ClusterCommitDriver: Sendable {
         case .reply(let to, let id, let error):
             guard to == nodeID, let complete = state.value.peerWaiting.removeValue(forKey: id) else { return }
             complete(error.map { .failure(.rejected($0)) } ?? .success(.unchanged))
-        case .forward(let from, let to, let id, let command):
+        case .forward(let from, let to, let id, let command, let answering):
             guard to == nodeID, from != nodeID else { return }
-            service.applyForwarded(command) { answer in
-                self.tellPeers([PeerMessage.forwarded(to: from, id: id, answer: answer).encoded], about: "cannot answer a forwarded command")
+            service.applyForwarded(command, answering: answering) { answer, body in
+                var message = PeerMessage.forwarded(to: from, id: id, answer: answer, body: body).encoded
+                if body != nil, message.utf8.count > type(of: self.shared).maxPeerMessageBytes {
+                    // The asking node reads the answer itself.
+                    message = PeerMessage.forwarded(to: from, id: id, answer: answer, body: nil).encoded
+                }
+                self.tellPeers([message], about: "cannot answer a forwarded command")
             }
-        case .forwarded(let to, let id, let answer):
+        case .forwarded(let to, let id, let answer, let body):
             guard to == nodeID, let answered = state.value.forwardWaiting.removeValue(forKey: id) else { return }
-            answered(answer)
+            answered(answer, body)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())

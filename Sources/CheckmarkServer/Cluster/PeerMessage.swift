@@ -16,10 +16,12 @@ enum PeerMessage: Sendable, Equatable {
     case alive(from: String)
     /// Node `from` just started: every node answers with its presence.
     case hello(from: String)
-    /// `command` is for a shard node `to` owns (as `from` last heard): `to` applies it and answers.
-    case forward(from: String, to: String, id: Int, command: ReceiptsCommand)
-    /// Node `to`'s forwarded command `id` ended so.
-    case forwarded(to: String, id: Int, answer: ForwardAnswer)
+    /// `command` is for a shard node `to` owns (as `from` last heard): `to` applies it and answers,
+    /// with the REST answer `answering` asks for made from the state its commit left, if any.
+    case forward(from: String, to: String, id: Int, command: ReceiptsCommand, answering: CommandAnswer?)
+    /// Node `to`'s forwarded command `id` ended so; `body` is the REST answer it asked for (nil when
+    /// not asked for, not made, or too large for a peer message).
+    case forwarded(to: String, id: Int, answer: ForwardAnswer, body: String?)
 
     /// The connection commands that can be asked of another node.
     static func isForwardable(_ command: ReceiptsCommand) -> String? {
@@ -70,17 +72,29 @@ enum PeerMessage: Sendable, Equatable {
         case .hello(let from):
             w.field("kind", "hello")
             w.field("node", from)
-        case .forward(let from, let to, let id, let command):
+        case .forward(let from, let to, let id, let command, let answering):
             w.field("kind", "forward")
             w.field("node", from)
             w.field("to", to)
             w.field("id", id)
             w.field("command", String(decoding: CommandCodec.encode(command), as: UTF8.self))
-        case .forwarded(let to, let id, let answer):
+            switch answering {
+            case .message?:
+                w.field("answering", "message")
+            case .readState(let cid, let reader, let thread)?:
+                w.field("answering", "read_state")
+                w.field("answering_cid", cid.description)
+                w.field("answering_user", reader)
+                w.fieldIfPresent("answering_thread", thread)
+            case nil:
+                break
+            }
+        case .forwarded(let to, let id, let answer, let body):
             w.field("kind", "forwarded")
             w.field("node", to)
             w.field("id", id)
             Self.write(answer, into: &w)
+            w.fieldIfPresent("body", body)
         }
         w.endObject()
         return String(decoding: w.bytes, as: UTF8.self)
@@ -109,10 +123,23 @@ enum PeerMessage: Sendable, Equatable {
         case "forward":
             guard let to = json["to"]?.stringValue, let command = json["command"]?.stringValue,
                   let decoded = try? CommandCodec.decode(Array(command.utf8)) else { return nil }
-            self = .forward(from: node, to: to, id: id, command: decoded)
+            var answering: CommandAnswer?
+            switch json["answering"]?.stringValue {
+            case "message"?:
+                answering = .message
+            case "read_state"?:
+                guard let cid = json["answering_cid"]?.stringValue.flatMap(ChannelCID.init),
+                      let reader = json["answering_user"]?.stringValue else { return nil }
+                answering = .readState(cid: cid, reader: reader, thread: json["answering_thread"]?.stringValue)
+            case nil:
+                answering = nil
+            default:
+                return nil
+            }
+            self = .forward(from: node, to: to, id: id, command: decoded, answering: answering)
         case "forwarded":
             guard let answer = Self.answer(json) else { return nil }
-            self = .forwarded(to: node, id: id, answer: answer)
+            self = .forwarded(to: node, id: id, answer: answer, body: json["body"]?.stringValue)
         case "request":
             guard let command = json["command"]?.stringValue, let decoded = try? CommandCodec.decode(Array(command.utf8)),
                   Self.isForwardable(decoded) != nil else { return nil }

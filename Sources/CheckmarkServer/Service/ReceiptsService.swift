@@ -290,30 +290,34 @@ package final class ReceiptsService: Sendable {
         return promise.futureResult
     }
 
-    /// Applies `command` now and, once it is durable, answers with `answer` of its outcome and the
-    /// engine's state as ``read(_:)`` would give it after the command (a REST call's answer). A
-    /// cluster node that applied the command itself answers as the command's cycle commits, from the
-    /// state that cycle made durable, without a cycle of its own for the read; the answer to a
-    /// command another node applied (its shard's owner) is read once this node has caught up.
-    package func submit<T: Sendable>(_ command: ReceiptsCommand,
-                                      answer: @escaping @Sendable (ReceiptsOutcome, ReceiptsEngine) throws -> T) -> EventLoopFuture<T> {
-        let promise = engineLoop.makePromise(of: T.self)
+    /// Applies `command` now and, once it is durable, answers with the REST answer `answer` makes
+    /// of its outcome and the engine's state after it (as ``read(_:)`` would give it). A cluster
+    /// node that applied the command itself answers as the command's cycle commits, from the state
+    /// that cycle made durable; a command forwarded to its shard's owner is answered with the answer
+    /// the owner made as its own cycle committed. Only when neither can be made (a refusal, an
+    /// answer too large for a peer message) is the state read as any query reads it.
+    package func submit(_ command: ReceiptsCommand, answer: CommandAnswer) -> EventLoopFuture<[UInt8]> {
+        let promise = engineLoop.makePromise(of: [UInt8].self)
         engineLoop.execute {
             let readAfter: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
                 switch result {
-                case .success(let outcome): self.read { engine in try answer(outcome, engine) }.cascade(to: promise)
+                case .success(let outcome): self.read { engine in try answer.body(outcome, engine: engine) }.cascade(to: promise)
                 case .failure(let error): promise.fail(error)
                 }
             }
-            let atReply: ((Result<ReceiptsOutcome, ServiceError>) -> Void)? = self.cluster == nil ? nil : { result in
+            guard self.cluster != nil else { return self.submit(command, sink: nil, applied: nil, complete: readAfter) }
+            let atReply: (Result<ReceiptsOutcome, ServiceError>) -> Void = { result in
                 // A cluster releases a cycle's replies before anything else is applied: the engine
-                // holds exactly what is durable. Anything the answer cannot give from it now (a
-                // refusal included) is read as any query is.
-                guard case .success(let outcome) = result, case .success(let value) = Result(catching: { try answer(outcome, self.engine) }) else {
+                // holds exactly what is durable.
+                guard case .success(let outcome) = result, let body = try? answer.body(outcome, engine: self.engine) else {
                     return readAfter(result)
                 }
-                promise.succeed(value)
+                promise.succeed(body)
             }
+            if self.forwardToOwner(command, answering: answer, complete: { result, body in
+                guard let body, case .success = result else { return readAfter(result) }
+                promise.succeed(Array(body.utf8))
+            }) { return }
             self.submit(command, sink: nil, applied: atReply, complete: readAfter)
         }
         return promise.futureResult
@@ -325,7 +329,7 @@ package final class ReceiptsService: Sendable {
     private func submit(_ command: ReceiptsCommand, sink: (any EventSink)?,
                         applied: ((Result<ReceiptsOutcome, ServiceError>) -> Void)?,
                         complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) {
-        if forwardToOwner(command, complete: complete) { return }
+        if forwardToOwner(command, answering: nil, complete: { result, _ in complete(result) }) { return }
         let sinkBox = sink.map { UnsafeTransfer($0) }
         schedule(lock: appendLock(for: command)) {
             if let cluster = self.cluster, let connectionID = PeerMessage.isForwardable(command),
@@ -342,21 +346,23 @@ package final class ReceiptsService: Sendable {
     /// node would not hear the answer: its notification connection is down). A command
     /// the owner no longer owns the shard of is applied here after all, in a cycle that holds the
     /// journal's append lock alone (``appendLock(for:)``).
-    private func forwardToOwner(_ command: ReceiptsCommand, complete: @escaping (Result<ReceiptsOutcome, ServiceError>) -> Void) -> Bool {
+    /// `complete` gets the REST answer `answering` asks for too, when the owner made it.
+    private func forwardToOwner(_ command: ReceiptsCommand, answering: CommandAnswer?,
+                                complete: @escaping (Result<ReceiptsOutcome, ServiceError>, String?) -> Void) -> Bool {
         guard let cluster, let leases, case .owner(let shard) = CommandRoute(command), leases.epoch(serving: shard) == nil,
               let owner = leases.owner(of: shard), owner != nodeID, cluster.shared.isListening,
               state.value.sequencer.admission(isDisconnect: false) == nil else {
             return false
         }
-        let forwarded = cluster.forward(command, to: owner) { answer in
+        let forwarded = cluster.forward(command, to: owner, answering: answering) { answer, body in
             switch answer {
             case .notOwner?:
-                self.schedule(lock: .exclusive) { self.apply(command, sink: nil, complete: complete) }
+                self.schedule(lock: .exclusive) { self.apply(command, sink: nil) { complete($0, nil) } }
             case let answer?:
-                complete(answer.outcome(of: command))
+                complete(answer.outcome(of: command), body)
             case nil:
                 complete(.failure(.storage(.unavailable(
-                    reason: "the owner of \(shard) did not answer within \(Self.forwardAnswerTimeout.nanoseconds / 1_000_000_000) s"))))
+                    reason: "the owner of \(shard) did not answer within \(Self.forwardAnswerTimeout.nanoseconds / 1_000_000_000) s"))), nil)
             }
         }
         if forwarded { metrics.commandsForwarded.increment() }
@@ -366,15 +372,26 @@ package final class ReceiptsService: Sendable {
     /// Cluster: applies a command another node forwarded because this node owns its shard, and
     /// answers once it is durable (or refused); ``ForwardAnswer/notOwner`` when this node does not
     /// serve the shard (any more).
-    func applyForwarded(_ command: ReceiptsCommand, answer: @escaping (ForwardAnswer) -> Void) {
+    /// With `answering`, the answer carries the REST answer made from the state the command's commit
+    /// left (nil when it cannot be made from it: the asking node then reads it itself).
+    func applyForwarded(_ command: ReceiptsCommand, answering: CommandAnswer?, answer: @escaping (ForwardAnswer, String?) -> Void) {
         schedule(lock: appendLock(for: command)) {
             // Not serving it, or not taking commands (storage failed, reloading, stopping): the asking
             // node applies it itself.
             guard case .owner(let shard) = CommandRoute(command), self.leases?.epoch(serving: shard) != nil,
                   self.state.value.sequencer.admission(isDisconnect: false) == nil else {
-                return answer(.notOwner)
+                return answer(.notOwner, nil)
             }
-            self.apply(command, sink: nil) { answer(ForwardAnswer($0)) }
+            self.apply(command, sink: nil) { result in
+                // Released as the command's cycle commits, before anything else is applied: the
+                // engine holds exactly what is durable.
+                var body: String?
+                if let answering, case .success(let outcome) = result,
+                   let bytes = try? answering.body(outcome, engine: self.engine) {
+                    body = String(decoding: bytes, as: UTF8.self)
+                }
+                answer(ForwardAnswer(result), body)
+            }
         }
     }
 
