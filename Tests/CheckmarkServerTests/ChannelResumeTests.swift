@@ -15,12 +15,12 @@ struct ChannelResumeTests {
                      entry: entry ?? StreamPosition(stream: JournalStream(ShardMap.shard(of: general)), number: seq + 100))
     }
 
-    /// Stream positions with the channel's shard's stream at `shard` and the cluster stream at `cluster`.
-    static func opened(shard: Int64, cluster: Int64 = 0) -> [Int64] {
+    /// A cluster node's opening, with the channel's shard's stream at `shard` and the cluster stream at `cluster`.
+    static func opened(shard: Int64, cluster: Int64 = 0) -> ConnectionOpening {
         var positions = Array(repeating: Int64(0), count: JournalStream.count)
         positions[ShardMap.shard(of: general).rawValue] = shard
         positions[JournalStream.cluster.rawValue] = cluster
-        return positions
+        return .afterStreams(positions)
     }
 
     /// The sequences one page replays, or nil when the journal cannot give it.
@@ -79,6 +79,9 @@ struct ChannelResumeTests {
             .sorted { $0.seq < $1.seq }
         let page = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows, openedAt: Self.opened(shard: 104))
         #expect(Self.replayed(page) == [3, 4, 6], "5 reached every connection of bob live; 6 went only to watching ones")
+        // One node: its events' own sequences (channel seq + 100 here) tell the same.
+        let alone = ChannelResume.page(cid: Self.general, userID: "bob", expected: 3, head: 6, rows: rows, openedAt: .afterEvent(104))
+        #expect(Self.replayed(alone) == [3, 4, 6])
     }
 
     /// Issue 45: nodes commit shards' streams side by side, so a global sequence cannot tell what a

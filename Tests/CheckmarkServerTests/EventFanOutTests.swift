@@ -68,7 +68,7 @@ struct EventFanOutTests {
 
     /// The service's table of open connections, with these sinks (a name without one is not open).
     static func open(_ sinks: [String: any EventSink]) -> [OpenConnection] {
-        names.map { name in sinks[name].map { OpenConnection(sink: $0, openedAt: [], serial: 1) } ?? .empty }
+        names.map { name in sinks[name].map { OpenConnection(sink: $0, openedAt: .unknown, serial: 1) } ?? .empty }
     }
 
     static func event(_ type: String, to connections: [String]) -> (ReceiptsEvent, SharedEvent) {
@@ -109,7 +109,7 @@ struct EventFanOutTests {
         let newcomer = RecordingSink(eventLoop: loop)
         let fanOut = EventFanOut(metrics: ServiceMetrics(factory: NOOPMetricsHandler.instance), compression: .init())
         var table = Self.open([:])
-        table[Self.handle("a").index] = OpenConnection(sink: newcomer, openedAt: [], serial: 2)
+        table[Self.handle("a").index] = OpenConnection(sink: newcomer, openedAt: .unknown, serial: 2)
         fanOut.send([Self.event("for the closed one", to: ["a"])], to: table)
         loop.run()
         #expect(newcomer.received.isEmpty)

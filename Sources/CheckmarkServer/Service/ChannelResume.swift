@@ -16,10 +16,9 @@ package struct ChannelResume: Sendable, Hashable {
 
     package enum Outcome: Sendable, Hashable {
         /// The journal is to be read for `after < channel_seq <= head` (nothing to read when they are
-        /// equal), leaving out the user's own notifications this node applied after `openedAt` (each
-        /// stream's last number applied when the connection opened: ``StreamPosition``): those
-        /// reached it live already.
-        case replay(openedAt: [Int64])
+        /// equal), leaving out the user's own notifications this node applied after the connection
+        /// opened (`openedAt`): those reached it live already.
+        case replay(openedAt: ConnectionOpening)
         /// The journal does not reach back to `after`, or never held it.
         case unavailable(reason: String)
     }
@@ -49,7 +48,7 @@ package struct ChannelResume: Sendable, Hashable {
     /// Decides a resume before the journal is read: unavailable for a negative `after`, one past the
     /// channel's `head`, or more than `maxEvents` behind it; otherwise a replay of `after < seq <= head`.
     package static func plan(cid: ChannelCID, after: Int64, head: Int64, maxEvents: Int,
-                             openedAt: [Int64] = []) -> ChannelResume {
+                             openedAt: ConnectionOpening = .unknown) -> ChannelResume {
         func unavailable(_ reason: String) -> ChannelResume {
             ChannelResume(cid: cid, after: after, head: head, outcome: .unavailable(reason: reason))
         }
@@ -66,11 +65,10 @@ package struct ChannelResume: Sendable, Hashable {
     /// One page of the replay from the journal rows read for `expected <= seq <= head` (oldest first,
     /// possibly fewer than the range): every sequence from `expected` on must be present (none pruned)
     /// and carry its audience; the events are those a watching connection of `userID` receives, less
-    /// the user's own notifications whose entries this node applied after `openedAt` (each stream's
-    /// last number when the connection opened; empty: none). The reason, when the journal cannot
-    /// give the page.
+    /// the user's own notifications this node applied after the connection opened (`openedAt`). The
+    /// reason, when the journal cannot give the page.
     package static func page(cid: ChannelCID, userID: String, expected first: Int64, head: Int64, rows: [JournalEvent],
-                             openedAt: [Int64] = []) -> Result<Page, UnavailableReplay> {
+                             openedAt: ConnectionOpening = .unknown) -> Result<Page, UnavailableReplay> {
         var expected = first
         var events: [JournalEvent] = []
         for row in rows {
@@ -82,7 +80,7 @@ package struct ChannelResume: Sendable, Hashable {
                 return .failure(UnavailableReplay(
                     reason: "event \(expected) of channel \(cid) was journaled by an older version, which cannot be resumed from"))
             }
-            let deliveredLive = row.entry?.isApplied(after: openedAt) == true && audience.reachesEveryConnection(of: userID)
+            let deliveredLive = openedAt.sawLive(row) && audience.reachesEveryConnection(of: userID)
             if audience.reachesWatcher(userID) && !deliveredLive { events.append(row) }
             expected += 1
         }

@@ -6,10 +6,9 @@ struct OpenConnection {
     /// Where the connection's events go; nil for a connection whose events are sent elsewhere, and for
     /// a slot with no connection.
     var sink: (any EventSink)?
-    /// Each journal stream's last number this node had applied when the connection opened (shared
-    /// with the connections opened before the next commit): a resume leaves out the user's own
-    /// notifications of entries after it, which the connection received live.
-    var openedAt: [Int64]
+    /// Where this node stood in the journal when the connection opened: a resume leaves out the
+    /// user's own notifications after it, which the connection received live.
+    var openedAt: ConnectionOpening
     /// The identity of the sink's event loop, so that the fan-out groups recipients by loop without
     /// asking each sink (nil without a sink).
     var loop: ObjectIdentifier?
@@ -19,7 +18,7 @@ struct OpenConnection {
     /// said when it opened: it does not change while the connection is open.
     var windowBits: UInt8
 
-    init(sink: (any EventSink)?, openedAt: [Int64], serial: UInt32) {
+    init(sink: (any EventSink)?, openedAt: ConnectionOpening, serial: UInt32) {
         self.sink = sink
         self.openedAt = openedAt
         self.loop = sink.map { ObjectIdentifier($0.eventLoop) }
@@ -27,7 +26,7 @@ struct OpenConnection {
         self.windowBits = sink?.sharedCompressionWindowBits.map { UInt8(clamping: $0) } ?? 0
     }
 
-    static var empty: OpenConnection { OpenConnection(sink: nil, openedAt: [], serial: 0) }
+    static var empty: OpenConnection { OpenConnection(sink: nil, openedAt: .unknown, serial: 0) }
 
     /// The index of `handle`'s entry in `table`, if that connection is still open there (the entry
     /// is read in place, not copied).

@@ -573,7 +573,7 @@ package final class ReceiptsService: Sendable {
             let head = self.state.value.channelSeqs[cid] ?? 0
             let state = self.state.value
             let openedAfter = state.engine.connections.handle(of: connectionID)
-                .flatMap { OpenConnection.find($0, in: state.connections) }?.openedAt ?? []
+                .flatMap { OpenConnection.find($0, in: state.connections) }?.openedAt ?? .unknown
             self.apply(.watch(connectionID: connectionID, cid: cid), sink: nil) { result in
                 switch result {
                 case .failure(let error):
@@ -696,7 +696,10 @@ package final class ReceiptsService: Sendable {
         case .connect(let connectionID, _):
             guard let handle = state.engine.connections.handle(of: connectionID) else { return }
             while state.connections.count <= handle.index { state.connections.append(.empty) }
-            state.connections[handle.index] = OpenConnection(sink: sink, openedAt: state.streamSeqs, serial: handle.serial)
+            // One node numbers every event after the last (8 bytes a connection); a cluster's nodes number
+            // apart, so a cluster node notes each stream (about 2 KB, shared until its next entry).
+            let opening: ConnectionOpening = cluster == nil ? .afterEvent(state.lastEventSeq) : .afterStreams(state.streamSeqs)
+            state.connections[handle.index] = OpenConnection(sink: sink, openedAt: opening, serial: handle.serial)
         case .disconnect:
             guard let closing, OpenConnection.find(closing, in: state.connections) != nil else { return }
             state.connections[closing.index] = .empty
