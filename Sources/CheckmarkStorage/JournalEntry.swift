@@ -50,14 +50,22 @@ package struct JournalEntry: Sendable, Hashable {
     /// by position). - Throws: ``StorageError/corrupt(path:reason:)`` when that message is not stored.
     static func restoreTexts(_ messages: [ChannelCID: [Int: Message]], in entries: inout [JournalEntry]) throws(StorageError) {
         for index in entries.indices {
-            guard let position = entries[index].messagePosition, case .sendMessage(let cid, let userID, var draft) = entries[index].command else { continue }
-            guard let text = messages[cid]?[position]?.text else {
-                throw .corrupt(path: "", reason: "journal command \(entries[index].seq) sent message \(position) of \(cid), which is not stored")
-            }
-            draft.text = text
-            entries[index].command = .sendMessage(cid: cid, userID: userID, draft: draft)
-            entries[index].messagePosition = nil
+            guard let position = entries[index].messagePosition, case .sendMessage(let cid, _, _) = entries[index].command else { continue }
+            try entries[index].restoreText(messages[cid]?[position]?.text)
         }
+    }
+
+    /// Gives a `send_message` read back without its text (``messagePosition``) `text`, the text its
+    /// message's row holds (nil: no such row). Any other entry stays as it is.
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` when the message is not stored.
+    mutating func restoreText(_ text: String?) throws(StorageError) {
+        guard let position = messagePosition, case .sendMessage(let cid, let userID, var draft) = command else { return }
+        guard let text else {
+            throw .corrupt(path: "", reason: "journal command \(seq) sent message \(position) of \(cid), which is not stored")
+        }
+        draft.text = text
+        command = .sendMessage(cid: cid, userID: userID, draft: draft)
+        messagePosition = nil
     }
 }
 

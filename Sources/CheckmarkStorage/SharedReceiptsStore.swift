@@ -14,7 +14,7 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// and calls `build` with the entries other nodes committed past `applied` (each stream's last
     /// number this node applied, by ``JournalStream/rawValue``; oldest first, commands only), then
     /// writes the batch `build` returns (its entries continue their streams right after those),
-    /// tells every node, and commits, releasing the lock. A batch of a shared lock holds only
+    /// commits, releasing the lock, and tells every node. A batch of a shared lock holds only
     /// commands of shards its node owns, fenced (``CommitBatch/fence``): no other node commits
     /// their streams meanwhile, and no commit that holds the lock exclusively runs beside it.
     /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written; an error

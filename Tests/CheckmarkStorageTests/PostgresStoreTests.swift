@@ -21,6 +21,23 @@ struct PostgresStoreTests {
         #expect(throws: StorageError.self) { _ = try PostgresLocation(url: "postgres:///db") }
     }
 
+    @Test func migrationStatementsSplitAtSemicolonsOutsideFunctionBodies() {
+        let sql = """
+            CREATE TABLE t (a INTEGER);
+            CREATE FUNCTION f() RETURNS INTEGER LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM 1; RETURN 2;
+            END
+            $$;
+            INSERT INTO t VALUES (1);
+            """
+        let statements = PostgresSchema.statements(sql).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(statements.count == 3)
+        #expect(statements.first == "CREATE TABLE t (a INTEGER)")
+        #expect(statements[1].hasPrefix("CREATE FUNCTION f()") && statements[1].hasSuffix("END\n$$"))
+        #expect(statements.last == "INSERT INTO t VALUES (1)")
+    }
+
     @Test func urlPartsAndDefaults() throws {
         let location = try PostgresLocation(url: "postgresql://ck:p%40ss@db.internal/receipts?schema=eu_1")
         #expect(location.host == "db.internal")
@@ -236,6 +253,41 @@ struct PostgresStoreTests {
         nodes.forEach { $0.store.close() }
     }
 
+    @Test(.enabled(if: StoreKind.postgresURL != nil)) func anAppendReadsWhatWasCommittedBeforeItsLockWasGranted() throws {
+        let location = try StoreKind.postgres.makeLocation()
+        defer { location.remove() }
+        let nodes = try (0..<2).map { _ in Node(store: try location.open() as! PostgresStore) }
+        try nodes[0].append([
+            .upsertUser(User(id: "alice")), .upsertUser(User(id: "bob")),
+            .createChannel(cid: Self.general, createdBy: "alice", members: ["alice", "bob"]),
+        ])
+        try nodes[1].catchUp()
+        // Node 0 holds the lock shared while it builds its batch; node 1 asks for it exclusively
+        // meanwhile: its read must come after node 0's commit, so it applies that send before its own.
+        let locked = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let holder = Thread {
+            do {
+                try nodes[0].append([.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "while-locked", text: "first"))],
+                                    exclusively: false) {
+                    locked.signal()
+                    Thread.sleep(forTimeInterval: 0.3)
+                }
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+        }
+        holder.start()
+        locked.wait()
+        try nodes[1].append([.sendMessage(cid: Self.general, userID: "bob", draft: MessageDraft(id: "after", text: "second"))])
+        while !holder.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(failure.withLock { $0 } == nil)
+        let messages = try #require(nodes[1].engine.channels[Self.general]?.messages)
+        #expect(messages.indices.map { messages.id(at: $0) } == ["while-locked", "after"])
+        #expect(messages.text(at: 0) == "first")
+        nodes.forEach { $0.store.close() }
+    }
+
     @Test(.enabled(if: StoreKind.postgresURL != nil)) func otherNodesHearOfEveryCommit() throws {
         let location = try StoreKind.postgres.makeLocation()
         defer { location.remove() }
@@ -295,8 +347,11 @@ private final class Node: @unchecked Sendable {
         return JournalEntry(seq: seq, at: engine.clock, command: entry.command, events: events)
     }
 
-    func append(_ commands: [ReceiptsCommand]) throws {
-        try store.append(after: applied, exclusively: true) { others in
+    /// Commits `commands` holding the append lock as `exclusively` says; `whileLocked` runs once the
+    /// lock is held and what others committed before is read.
+    func append(_ commands: [ReceiptsCommand], exclusively: Bool = true, whileLocked: () -> Void = {}) throws {
+        try store.append(after: applied, exclusively: exclusively) { others in
+            whileLocked()
             for entry in others { _ = try self.apply(entry) }
             var footprint = StateFootprint()
             var entries: [JournalEntry] = []

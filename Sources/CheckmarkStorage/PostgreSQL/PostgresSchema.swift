@@ -165,5 +165,58 @@ enum PostgresSchema {
             CREATE TABLE journal_channels (cid TEXT NOT NULL, since BIGINT NOT NULL, object TEXT NOT NULL, PRIMARY KEY (cid, since));
             ALTER TABLE journal_events ADD COLUMN channel_since BIGINT, ADD COLUMN channel_at BIGINT, ADD COLUMN channel_bytes BIGINT;
             """),
+        // What other nodes committed past a node's position in each stream, with the texts of the
+        // messages their sends stored, in one statement that first takes the append lock for the
+        // transaction (take_lock 1 shared, 2 exclusive, 0 none): each statement of a volatile
+        // function sees what was committed before it began, so the entries read are those committed
+        // before the lock was granted. A commit cycle's read costs one round trip, not three.
+        ("v14-follow-function", """
+            CREATE FUNCTION checkmark_follow(take_lock INTEGER, applied BIGINT[], row_limit BIGINT)
+            RETURNS TABLE (seq BIGINT, at BIGINT, command TEXT, message_position BIGINT, stream INTEGER, stream_seq BIGINT, message_text TEXT)
+            LANGUAGE plpgsql VOLATILE AS $$
+            BEGIN
+                IF take_lock = 1 THEN
+                    PERFORM pg_advisory_xact_lock_shared(\(appendLock));
+                ELSIF take_lock = 2 THEN
+                    PERFORM pg_advisory_xact_lock(\(appendLock));
+                END IF;
+                -- Planned for these positions at each call, as a statement of its own would be: a
+                -- plan cached for any positions may scan the whole journal.
+                RETURN QUERY EXECUTE '
+                    SELECT j.seq, j.at, j.command, j.message_position, j.stream, j.stream_seq, m.text
+                    FROM unnest($1) WITH ORDINALITY AS p(last_applied, n)
+                    JOIN journal j ON j.stream = p.n - 1 AND j.stream_seq > p.last_applied
+                    LEFT JOIN messages m ON j.message_position IS NOT NULL
+                        AND m.cid = j.command::json ->> ''cid'' AND m.position = j.message_position
+                    ORDER BY j.seq
+                    LIMIT $2' USING applied, row_limit;
+            END
+            $$;
+            """),
     ]
+
+    /// `sql`'s statements: split at each `;` outside a dollar-quoted body (a function's).
+    static func statements(_ sql: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var quoted = false
+        var rest = Substring(sql)
+        while let next = rest.first {
+            if rest.hasPrefix("$$") {
+                quoted.toggle()
+                current += "$$"
+                rest = rest.dropFirst(2)
+                continue
+            }
+            rest = rest.dropFirst()
+            if next == ";" && !quoted {
+                statements.append(current)
+                current = ""
+            } else {
+                current.append(next)
+            }
+        }
+        statements.append(current)
+        return statements.filter { !$0.allSatisfy(\.isWhitespace) }
+    }
 }

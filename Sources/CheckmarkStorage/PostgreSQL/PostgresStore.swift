@@ -165,8 +165,8 @@ package final class PostgresStore: SharedReceiptsStore {
             for migration in PostgresSchema.migrations where !applied.contains(migration.id) {
                 _ = try run("BEGIN")
                 do {
-                    for statement in migration.sql.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
-                        _ = try run(String(statement))
+                    for statement in PostgresSchema.statements(migration.sql) {
+                        _ = try run(statement)
                     }
                     var binds = PostgresBindings()
                     binds.append(migration.id)
@@ -507,13 +507,11 @@ package final class PostgresStore: SharedReceiptsStore {
     // MARK: Writing
 
     package func commit(_ batch: CommitBatch) throws(StorageError) {
-        try append(lock: nil) { batch }
+        try append(lock: nil, after: nil) { _ in batch }
     }
 
     package func append(after applied: [Int64], exclusively: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
-        try append(lock: exclusively ? .exclusive : .shared) { () throws -> CommitBatch in
-            try build(self.othersCommitted(try self.fetchCommands(after: applied, limit: nil)))
-        }
+        try append(lock: exclusively ? .exclusive : .shared, after: applied, build)
     }
 
     /// `entries`, which other nodes committed and this node is about to apply: the channels whose
@@ -539,23 +537,20 @@ package final class PostgresStore: SharedReceiptsStore {
         case shared, exclusive
     }
 
-    /// One transaction: the append lock (as `lock` says; none for one node alone), then the batch
-    /// `build` gives, commit; then the notification, in a statement of its own. A failure of the
-    /// database fails the store: memory and database may disagree, and only reloading brings them
-    /// together again.
-    private func append(lock: AppendLock?, _ build: () throws -> CommitBatch) throws(StorageError) {
+    /// One transaction: the append lock (as `lock` says; none for one node alone) and what other
+    /// nodes committed past `applied` (one statement: ``follow(after:taking:limit:)``), then the
+    /// batch `build` makes of those, commit; then the notification, sent without waiting for it. Four
+    /// round trips to the database for a commit of one statement. A failure of the database fails
+    /// the store: memory and database may disagree, and only reloading brings them together again.
+    private func append(lock: AppendLock?, after applied: [Int64]?, _ build: ([JournalEntry]) throws -> CommitBatch) throws(StorageError) {
         try checkOpen()
         var built = false
         do {
             try run("BEGIN")
-            switch lock {
-            case .exclusive?: try run("SELECT pg_advisory_xact_lock(\(PostgresSchema.appendLock))")
-            case .shared?: try run("SELECT pg_advisory_xact_lock_shared(\(PostgresSchema.appendLock))")
-            case nil: break
-            }
+            let others = try applied.map { try othersCommitted(follow(after: $0, taking: lock, limit: nil)) } ?? []
             let batch: CommitBatch
             do {
-                batch = try build()
+                batch = try build(others)
                 built = true
             }
             try write(batch)
@@ -708,10 +703,19 @@ package final class PostgresStore: SharedReceiptsStore {
     /// commit is flushed, which orders every notifying commit of the database behind one another. A
     /// notification that is lost costs the others at most their poll interval (a second), so a
     /// failure here fails nothing.
+    /// Sent on the notification connection without waiting (the next commit does not wait behind
+    /// it); from the writer's session, waited for, while that connection is down.
     private func notifyCommitted(through seq: Int64) {
         var binds = PostgresBindings()
         binds.append(notifyChannel)
         binds.append(String(seq))
+        if let listening = listener.withLock({ $0 }), !listening.isClosed {
+            let logger = self.logger
+            listening.query(PostgresQuery(unsafeSQL: "SELECT pg_notify($1, $2)", binds: binds), logger: logger).whenFailure { error in
+                logger.debug("could not notify other nodes of a commit; they poll", metadata: ["error": "\(Self.describe(error))"])
+            }
+            return
+        }
         do {
             try run("SELECT pg_notify($1, $2)", binds)
         } catch {
@@ -724,7 +728,7 @@ package final class PostgresStore: SharedReceiptsStore {
     package func commands(after applied: [Int64], limit: Int) throws(StorageError) -> [JournalEntry] {
         try checkOpen()
         do {
-            return othersCommitted(try fetchCommands(after: applied, limit: limit))
+            return othersCommitted(try follow(after: applied, taking: nil, limit: limit))
         } catch let error as StorageError {
             throw error
         } catch {
@@ -732,17 +736,23 @@ package final class PostgresStore: SharedReceiptsStore {
         }
     }
 
-    /// The entries past `applied` in every stream: one look-up in the stream index per stream.
-    private func fetchCommands(after applied: [Int64], limit: Int?) throws -> [JournalEntry] {
+    /// The entries past `applied` in every stream (one look-up in the stream index per stream),
+    /// oldest first, at most `limit`, with the texts of their sends' messages; read after taking the
+    /// append lock for the transaction when `lock` says so. One statement (`checkmark_follow`).
+    /// - Throws: ``StorageError/corrupt(path:reason:)`` for a send whose message is not stored.
+    private func follow(after applied: [Int64], taking lock: AppendLock?, limit: Int?) throws -> [JournalEntry] {
         precondition(applied.count == JournalStream.count, "one position per stream")
         var binds = PostgresBindings()
+        binds.append(Int32(lock.map { $0 == .shared ? 1 : 2 } ?? 0))
         binds.append(applied)
-        return try fetchCommands("""
-            SELECT j.seq, j.at, j.command, j.message_position, j.stream, j.stream_seq
-            FROM unnest($1::bigint[]) WITH ORDINALITY AS p(applied, n)
-            JOIN journal j ON j.stream = p.n - 1 AND j.stream_seq > p.applied
-            ORDER BY j.seq
-            """ + (limit.map { " LIMIT \($0)" } ?? ""), binds)
+        if let limit { binds.append(Int64(limit)) } else { binds.appendNull() }
+        return try run("SELECT seq, at, command, message_position, stream, stream_seq, message_text FROM checkmark_follow($1, $2, $3)", binds).map { row in
+            let (entrySeq, at, command, messagePosition, stream, streamSeq, text) = try row.decode((Int64, Int64, String, Int64?, Int32, Int64, String?).self)
+            var entry = JournalEntry(seq: entrySeq, stream: try StateTables.stream(Int64(stream)), streamSeq: streamSeq, at: Timestamp(rawValue: at),
+                                     command: try CommandCodec.decode(Array(command.utf8)), events: [], messagePosition: messagePosition.map { Int($0) })
+            try entry.restoreText(text)
+            return entry
+        }
     }
 
     /// The entries after `seq`, in journal order.
