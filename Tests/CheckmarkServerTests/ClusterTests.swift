@@ -18,17 +18,20 @@ extension EndToEnd {
         static let general = TestServer.general
 
         /// Three real servers on 127.0.0.1 sharing a fresh schema.
-        static func startCluster(nodes: Int = 3) async throws -> (url: String, nodes: [TestServer]) {
+        static func startCluster(nodes: Int = 3, peerLinks: Bool = false) async throws -> (url: String, nodes: [TestServer]) {
             let base = ProcessInfo.processInfo.environment["CHECKMARK_TEST_POSTGRES_URL"]!
             let schema = "cluster_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
             let url = base + (base.contains("?") ? "&" : "?") + "schema=" + schema
             var servers: [TestServer] = []
-            for _ in 0..<nodes { servers.append(try await startNode(url)) }
+            for _ in 0..<nodes { servers.append(try await startNode(url, peerLink: peerLinks)) }
             return (url, servers)
         }
 
-        static func startNode(_ url: String) async throws -> TestServer {
-            try await TestServer.start { $0.postgresURL = url }
+        static func startNode(_ url: String, peerLink: Bool = false) async throws -> TestServer {
+            try await TestServer.start {
+                $0.postgresURL = url
+                if peerLink { $0.peerLink = "127.0.0.1:0" }
+            }
         }
 
         /// Stops the nodes, then drops the cluster's schema (at `url`) with everything in it.
@@ -317,6 +320,34 @@ extension EndToEnd {
                 guard case ServiceError.rejected = error else { return false }
                 return true
             }
+        }
+
+        /// Issue 45: nodes that take peer links forward commands, and answer them, over the links once
+        /// they are open (not through PostgreSQL), with the same answers.
+        @Test func forwardedCommandsAndTheirAnswersTravelOverPeerLinks() async throws {
+            let (url, nodes) = try await Self.startCluster(nodes: 2, peerLinks: true)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
+            // messaging:general is in shard 92: the first node's.
+            try await nodes[0].setUp(users: ["alice", "bob"], members: ["alice", "bob"])
+            let service = nodes[1].server.service
+            // The links open once the nodes heard where the others take them (their `alive`, every second).
+            var linked = false
+            for round in 0..<100 where !linked {
+                _ = try await service.submit(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "early\(round)", text: "x")),
+                                             answer: .message).get()
+                linked = try Self.metric("checkmark_peer_link_messages_total", of: nodes[0]) > 0
+                    && Self.metric("checkmark_peer_link_messages_total", of: nodes[1]) > 0
+                if !linked { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(linked)
+            let before = try nodes.map { try Self.metric("checkmark_peer_link_messages_total", of: $0) }
+            let sent = try JSONParser.parse(try await service.submit(
+                .sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m1", text: "over the link")), answer: .message).get())
+            #expect(sent["message"]?["id"]?.stringValue == "m1" && sent["message"]?["text"]?.stringValue == "over the link")
+            let after = try nodes.map { try Self.metric("checkmark_peer_link_messages_total", of: $0) }
+            #expect(after[0] == before[0] + 1, "the command reached its owner over the link")
+            #expect(after[1] == before[1] + 1, "the answer came back over the link")
         }
 
         /// Issue 45: a commit made as a shard's owner after another node took the shard (its epoch

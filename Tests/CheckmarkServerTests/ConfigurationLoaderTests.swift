@@ -102,6 +102,11 @@ struct ConfigurationLoaderTests {
         ([:], ["sqlite_cache": "2048GiB"], "flag --sqlite-cache: sqlite_cache must be between 1 and 1099511627776, not 2199023255552"),
         (["CHECKMARK_API_SECRET": "short"], [:], "environment CHECKMARK_API_SECRET: api_secret must be at least 16 bytes"),
         ([:], ["shard_lease": "0"], "flag --shard-lease: shard_lease must be between 1 and 3600 seconds, not 0"),
+        (["CHECKMARK_POSTGRES_URL": "postgres://checkmark@db/checkmark"], ["peer_link": "10.0.0.7"],
+         "flag --peer-link: peer_link must be HOST:PORT (port 0 to 65535), not '10.0.0.7'"),
+        (["CHECKMARK_POSTGRES_URL": "postgres://checkmark@db/checkmark"], ["peer_link": "0.0.0.0:9102"],
+         "flag --peer-link: peer_link must name an address the other nodes reach this node at, not 0.0.0.0"),
+        ([:], ["peer_link": "10.0.0.7:9102"], "flag --peer-link: peer_link links the nodes of a cluster: set postgres_url too"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {
         let report = ConfigurationLoader.check(file: nil, environment: environment, flags: flags)

@@ -30,6 +30,7 @@
 #
 # Settings (environment): GATE (1; 0 reports without failing), FAULTS (1), FAULT_SECONDS (60), SECONDS_MEASURED (30), DELAY_MS (1), NODE_COUNTS ("1 2 4"),
 # CLIENTS_PER_NODE (8), CHANNELS (2048), PG_PORT (55436), CHECKMARK_BINARY (.build/release/checkmark),
+# PEER_LINKS (1: nodes forward commands over direct links, `peer_link`; 0: through PostgreSQL's NOTIFY),
 # SCALE_DIR (a new directory under /tmp, removed at the end). Stops by itself; cleans up on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,6 +52,7 @@ key=scale-check-key
 secret=scale-check-secret-0123456789
 node_port=9101
 pids=()
+peer_links=${PEER_LINKS:-1}
 
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -91,6 +93,7 @@ start_nodes() {  # start_nodes N SCHEMA: node n in namespace cmscale<n>, at $sub
         ip netns exec "$ns" ip link set lo up
         CHECKMARK_POSTGRES_URL="postgres://checkmark:checkmark@$subnet.1:$proxy_port/checkmark?schema=$schema" \
         CHECKMARK_API_KEY=$key CHECKMARK_API_SECRET=$secret \
+        CHECKMARK_PEER_LINK=$([ "$peer_links" = 1 ] && echo "$address:$((node_port + 1))") \
         CHECKMARK_REST_REQUESTS_PER_SECOND=1000000 CHECKMARK_REST_REQUEST_BURST=1000000 \
             ip netns exec "$ns" "$binary" serve --host "$address" --port "$node_port" --log-level warning \
             > "$dir/node$n-of-$count.log" 2>&1 &
@@ -120,7 +123,8 @@ node_report() {  # one line per node: its commits (mean time, mean entries) and 
             /^checkmark_commit_duration_seconds_sum[ {]/ { t += $NF }
             /^checkmark_commit_batch_size_sum[ {]/ { b += $NF }
             /^checkmark_commands_forwarded_total[ {]/ { f += $NF }
-            END { printf "  %s: %d commits, %.1f ms and %.1f entries each; %d commands forwarded\n", url, n, n ? 1000 * t / n : 0, n ? b / n : 0, f }'
+            /^checkmark_peer_link_messages_total[ {]/ { l += $NF }
+            END { printf "  %s: %d commits, %.1f ms and %.1f entries each; %d commands forwarded; %d peer messages received over links\n", url, n, n ? 1000 * t / n : 0, n ? b / n : 0, f, l }'
     done
 }
 
@@ -249,7 +253,7 @@ if [ "${FAULTS:-1}" != 0 ]; then
 fi
 
 echo
-echo "delay ${delay} ms each way, $clients clients per node, $channels channels, ${seconds} s measured"
+echo "delay ${delay} ms each way, $clients clients per node, $channels channels, ${seconds} s measured, peer links $([ "$peer_links" = 1 ] && echo on || echo off)"
 pass=1
 if [ -n "${rate[1]:-}" ]; then
     for count in $counts; do

@@ -1,6 +1,7 @@
 import CheckmarkCore
 import CheckmarkStorage
 import CheckmarkWire
+import CoreMetrics
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -19,6 +20,11 @@ final class ClusterCommitDriver: Sendable {
     private let metrics: ServiceMetrics
     private let logger: Logger
     private let state: NIOLoopBoundBox<State>
+    /// Direct links to the other nodes (`peer_link`), nil without: every message goes through
+    /// PostgreSQL's NOTIFY.
+    private let links: PeerLinks?
+    /// Where this node takes direct links, as told to the others.
+    private let linkAddress: NIOLockedValueBox<String?>
 
     private final class State {
         var poll: RepeatedTask?
@@ -34,8 +40,12 @@ final class ClusterCommitDriver: Sendable {
         var presenceChanged: Set<ChannelCID> = []
     }
 
+    /// `linkSecret`, when given, is the deployment's `api_secret`: this node opens direct links to
+    /// the nodes that take them (``PeerLinks``).
     init(shared: any SharedReceiptsStore, nodeID: String, writer: NIOThreadPool, engineLoop: any EventLoop,
-         metrics: ServiceMetrics, logger: Logger) {
+         metrics: ServiceMetrics, logger: Logger, linkSecret: String? = nil) {
+        links = linkSecret.map { PeerLinks(node: nodeID, secret: $0, loop: engineLoop, logger: logger) }
+        linkAddress = NIOLockedValueBox(nil)
         self.shared = shared
         self.nodeID = nodeID
         self.writer = writer
@@ -63,9 +73,28 @@ final class ClusterCommitDriver: Sendable {
         state.value.poll?.cancel()
         state.value.poll = engineLoop.scheduleRepeatedTask(initialDelay: ReceiptsService.clusterPollInterval, delay: ReceiptsService.clusterPollInterval) { _ in
             service.requestCatchUp(seq: 0)
-            self.tellPeers([PeerMessage.alive(from: self.nodeID).encoded])
+            self.tellPeers([PeerMessage.alive(from: self.nodeID, link: self.linkAddress.withLockedValue { $0 }).encoded])
         }
-        tellPeers(withdrawn.map { PeerMessage.presence(from: nodeID, cid: $0, users: []).encoded } + [PeerMessage.hello(from: nodeID).encoded])
+        tellPeers(withdrawn.map { PeerMessage.presence(from: nodeID, cid: $0, users: []).encoded }
+                  + [PeerMessage.hello(from: nodeID, link: linkAddress.withLockedValue { $0 }).encoded])
+    }
+
+    /// Takes direct links from the other nodes at `address` (HOST:PORT, as they reach it), told to
+    /// them from the next `alive` on; what comes over a link is handled as what comes by NOTIFY.
+    func acceptLinks(at address: String) {
+        linkAddress.withLockedValue { $0 = address }
+    }
+
+    /// Handles a peer message that came over a direct link (``PeerLinkServer``), on the engine loop.
+    func receiveLinked(_ text: String, service: ReceiptsService) {
+        guard let message = PeerMessage(text) else { return }
+        metrics.peerLinkMessages.increment()
+        receive(message, service: service)
+    }
+
+    /// Closes the links to the other nodes (at a stop).
+    func closeLinks() {
+        links?.close()
     }
 
     /// Stops polling (at a stop, and while the database is lost).
@@ -149,7 +178,7 @@ final class ClusterCommitDriver: Sendable {
         guard message.utf8.count <= type(of: shared).maxPeerMessageBytes else { return false }
         state.peerRequests = id
         state.forwardWaiting[id] = answered
-        tellPeers([message], about: "cannot forward a command to its shard's owner")
+        tell(message, node: owner, about: "cannot forward a command to its shard's owner")
         engineLoop.scheduleTask(in: ReceiptsService.forwardAnswerTimeout) {
             self.state.value.forwardWaiting.removeValue(forKey: id)?(nil, nil)
         }
@@ -171,7 +200,7 @@ final class ClusterCommitDriver: Sendable {
                     case .failure(.rejected(let refused)): error = refused
                     case .failure(let other): error = .invalidArgument("the node holding the connection could not apply it: \(other)")
                     }
-                    self.tellPeers([PeerMessage.reply(to: from, id: id, error: error).encoded], about: "cannot answer another node")
+                    self.tell(PeerMessage.reply(to: from, id: id, error: error).encoded, node: from, about: "cannot answer another node")
                 }
             }
         case .reply(let to, let id, let error):
@@ -185,7 +214,7 @@ final class ClusterCommitDriver: Sendable {
                     // The asking node reads the answer itself.
                     message = PeerMessage.forwarded(to: from, id: id, answer: answer, body: nil).encoded
                 }
-                self.tellPeers([message], about: "cannot answer a forwarded command")
+                self.tell(message, node: from, about: "cannot answer a forwarded command")
             }
         case .forwarded(let to, let id, let answer, let body):
             guard to == nodeID, let answered = state.value.forwardWaiting.removeValue(forKey: id) else { return }
@@ -193,16 +222,25 @@ final class ClusterCommitDriver: Sendable {
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())
-        case .alive(let from):
+        case .alive(let from, let link):
             guard from != nodeID else { return }
             state.value.presence.heard(from, at: .now())
-        case .hello(let from):
+            links?.learn(from, address: link)
+        case .hello(let from, let link):
             guard from != nodeID else { return }
             state.value.presence.heard(from, at: .now())
+            links?.learn(from, address: link)
             let engine = service.engine
             let watched = engine.channels.values.filter { !$0.watchingUsers.isEmpty }.map(\.cid)
-            tellPeers(presenceMessages(for: watched, engine: engine) + [PeerMessage.alive(from: nodeID).encoded])
+            tellPeers(presenceMessages(for: watched, engine: engine) + [PeerMessage.alive(from: nodeID, link: linkAddress.withLockedValue { $0 }).encoded])
         }
+    }
+
+    /// Sends `message`, meant for node `node` alone, on the direct link to it when one is open, and
+    /// otherwise as ``tellPeers(_:about:)`` does.
+    private func tell(_ message: String, node: String, about failure: Logger.Message) {
+        if links?.send(message, to: node) == true { return }
+        tellPeers([message], about: failure)
     }
 
     /// Sends `messages` to the other nodes, on the notification connection (or, while it is down, from

@@ -12,10 +12,11 @@ enum PeerMessage: Sendable, Equatable {
     case reply(to: String, id: Int, error: ReceiptsError?)
     /// Exactly these users watch `cid` on node `from` now (see ``ClusterPresence``).
     case presence(from: String, cid: ChannelCID, users: [String])
-    /// Node `from` is alive (sent every ``ReceiptsService/clusterPollInterval``).
-    case alive(from: String)
-    /// Node `from` just started: every node answers with its presence.
-    case hello(from: String)
+    /// Node `from` is alive (sent every ``ReceiptsService/clusterPollInterval``); `link` is where it
+    /// takes direct links from the other nodes (`peer_link`, ``PeerLinkServer``), if anywhere.
+    case alive(from: String, link: String?)
+    /// Node `from` just started: every node answers with its presence. `link` as for ``alive(from:link:)``.
+    case hello(from: String, link: String?)
     /// `command` is for a shard node `to` owns (as `from` last heard): `to` applies it and answers,
     /// with the REST answer `answering` asks for made from the state its commit left, if any.
     case forward(from: String, to: String, id: Int, command: ReceiptsCommand, answering: CommandAnswer?)
@@ -66,12 +67,14 @@ enum PeerMessage: Sendable, Equatable {
             w.beginArray()
             for user in users { w.string(user) }
             w.endArray()
-        case .alive(let from):
+        case .alive(let from, let link):
             w.field("kind", "alive")
             w.field("node", from)
-        case .hello(let from):
+            w.fieldIfPresent("link", link)
+        case .hello(let from, let link):
             w.field("kind", "hello")
             w.field("node", from)
+            w.fieldIfPresent("link", link)
         case .forward(let from, let to, let id, let command, let answering):
             w.field("kind", "forward")
             w.field("node", from)
@@ -110,10 +113,10 @@ enum PeerMessage: Sendable, Equatable {
             self = .presence(from: node, cid: cid, users: list.compactMap(\.stringValue))
             return
         case "alive":
-            self = .alive(from: node)
+            self = .alive(from: node, link: json["link"]?.stringValue)
             return
         case "hello":
-            self = .hello(from: node)
+            self = .hello(from: node, link: json["link"]?.stringValue)
             return
         default:
             break

@@ -58,6 +58,7 @@ package enum ConfigurationLoader {
         ("record", "write a live trace of every command and event to this file (docs/replay.md; default: none)"),
         ("shutdown_timeout", "seconds a graceful shutdown waits for clients (default 10)"),
         ("shard_lease", "seconds a cluster node's shard lease lasts unrenewed, renewed every fifth of it; a paused node's shards, and its commit in progress, go after it (default 5; cluster only)"),
+        ("peer_link", "HOST:PORT where this node takes direct links from the other nodes of its cluster (an address they reach it at; they prove the api_secret), for forwarded commands and their answers; unset, those go through PostgreSQL (default: unset; cluster only)"),
     ]
 
     /// The unit of every numeric setting (a bare number is in this unit); other settings are text.
@@ -256,6 +257,7 @@ package enum ConfigurationLoader {
         case "message_window": c.messageWindow = try int()
         case "channel_idle_timeout": c.channelIdleTimeoutSeconds = try int()
         case "shard_lease": c.shardLeaseSeconds = try int()
+        case "peer_link": c.peerLink = value.isEmpty ? nil : value
         case "wal_checkpoint_pages": c.sqliteCheckpoints.backgroundPages = try int()
         case "max_wal_pages": c.sqliteCheckpoints.limitPages = try int()
         case "sqlite_cache": c.sqliteCacheBytes = try int()
@@ -334,6 +336,7 @@ extension ConfigurationLoader {
         case "record": c.recordPath ?? ""
         case "shutdown_timeout": "\(c.shutdownTimeoutSeconds)"
         case "shard_lease": "\(c.shardLeaseSeconds)"
+        case "peer_link": c.peerLink ?? ""
         default: ""
         }
     }

@@ -91,6 +91,7 @@ package final class ReceiptsServer: Sendable {
                 channelStateCacheBytes: configuration.channelStateCacheBytes,
                 channelIdleTimeout: configuration.channelIdleTimeout,
                 shardLease: .seconds(configuration.shardLeaseSeconds),
+                peerLink: configuration.peerLinkSettings,
                 compression: compression,
                 recorder: recorder,
                 onFatalError: { error in failure.withLockedValue { $0 }?(error) },

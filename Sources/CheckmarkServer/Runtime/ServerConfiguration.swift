@@ -86,6 +86,17 @@ package struct ServerConfiguration: Sendable {
     /// `shard_lease`: seconds a cluster node's shard lease lasts without a renewal (by the
     /// database's clock); it is renewed every fifth of it.
     package var shardLeaseSeconds = 5
+    /// `peer_link`: `HOST:PORT` where this cluster node takes direct links from the others
+    /// (``PeerLinkServer``); nil: forwarded commands go through PostgreSQL's NOTIFY.
+    package var peerLink: String?
+
+    /// ``peerLink`` as settings for the service (nil when unset or malformed: ``problems()`` says so).
+    package var peerLinkSettings: PeerLinkSettings? {
+        guard let peerLink, let colon = peerLink.lastIndex(of: ":"), let port = Int(peerLink[peerLink.index(after: colon)...]) else { return nil }
+        var host = String(peerLink[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return PeerLinkSettings(host: host, port: port, secret: apiSecret)
+    }
 
     /// The clearly-marked development credentials: usable on loopback only.
     package static let developmentAPIKey = "checkmark-dev-key"
@@ -158,6 +169,16 @@ package struct ServerConfiguration: Sendable {
         if idleTimeoutSeconds < 0 { problems.append(("idle_timeout", "idle_timeout must not be negative, not \(idleTimeoutSeconds)")) }
         if !(1...3_600).contains(shardLeaseSeconds) {
             problems.append(("shard_lease", "shard_lease must be between 1 and 3600 seconds, not \(shardLeaseSeconds)"))
+        }
+        if let peerLink {
+            if let link = peerLinkSettings, !link.host.isEmpty, (0...65_535).contains(link.port) {
+                if ["0.0.0.0", "::", "*"].contains(link.host) {
+                    problems.append(("peer_link", "peer_link must name an address the other nodes reach this node at, not \(link.host)"))
+                }
+                if postgresURL == nil { problems.append(("peer_link", "peer_link links the nodes of a cluster: set postgres_url too")) }
+            } else {
+                problems.append(("peer_link", "peer_link must be HOST:PORT (port 0 to 65535), not '\(peerLink)'"))
+            }
         }
         return problems
     }

@@ -181,6 +181,7 @@ package final class ReceiptsService: Sendable {
         channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
         channelIdleTimeout: TimeAmount? = nil,
         shardLease: Duration = ShardLeases.Settings().leaseDuration,
+        peerLink: PeerLinkSettings? = nil,
         compression: PerMessageDeflateConfiguration = .init(), recorder: TraceRecorder? = nil,
         alteration: (@Sendable (inout ReceiptsOutcome) -> Void)? = nil,
         onFatalError: @escaping @Sendable (StorageError) -> Void = { _ in },
@@ -201,14 +202,27 @@ package final class ReceiptsService: Sendable {
             service = try await engineLoop.submit {
                 ReceiptsService(
                     store: store, engineLoop: engineLoop, writer: writer, stored: stored, settings: settings, metrics: metrics,
-                    logger: logger, shardLease: shardLease, compression: compression, recorder: recorder, alteration: alteration,
-                    onFatalError: onFatalError, onStorageLost: onStorageLost)
+                    logger: logger, shardLease: shardLease, linkSecret: peerLink?.secret, compression: compression, recorder: recorder,
+                    alteration: alteration, onFatalError: onFatalError, onStorageLost: onStorageLost)
             }.get()
         }
         // The load's rows are gone once the engine holds the state: their memory goes back to the
         // system (glibc keeps freed memory mapped otherwise).
         try await writer.runIfActive { _ = checkmark_return_free_memory() }
         if let cluster = service.cluster {
+            if let peerLink {
+                let server: PeerLinkServer
+                do {
+                    server = try await PeerLinkServer.start(host: peerLink.host, port: peerLink.port, secret: peerLink.secret,
+                                                            on: engineLoop, logger: logger) { text in cluster.receiveLinked(text, service: service) }
+                } catch {
+                    await service.close()
+                    throw PeerLinkServer.CannotListen(address: "\(peerLink.host):\(peerLink.port)", reason: "\(error)")
+                }
+                service.linkServer.withLockedValue { $0 = server }
+                let port = server.localAddress?.port ?? peerLink.port
+                cluster.acceptLinks(at: peerLink.host.contains(":") ? "[\(peerLink.host)]:\(port)" : "\(peerLink.host):\(port)")
+            }
             try await engineLoop.submit {
                 cluster.join(service)
                 // Nothing of a draining shard is committed after the cycle under way: the shard's
@@ -222,7 +236,8 @@ package final class ReceiptsService: Sendable {
     }
 
     private init(store: any ReceiptsStore, engineLoop: any EventLoop, writer: NIOThreadPool, stored: StoredState,
-                 settings: StateSettings, metrics: ServiceMetrics, logger: Logger, shardLease: Duration, compression: PerMessageDeflateConfiguration,
+                 settings: StateSettings, metrics: ServiceMetrics, logger: Logger, shardLease: Duration, linkSecret: String?,
+                 compression: PerMessageDeflateConfiguration,
                  recorder: TraceRecorder?, alteration: (@Sendable (inout ReceiptsOutcome) -> Void)?,
                  onFatalError: @escaping @Sendable (StorageError) -> Void, onStorageLost: @escaping @Sendable (StorageError) -> Void) {
         let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -242,7 +257,8 @@ package final class ReceiptsService: Sendable {
         #endif
         local = LocalCommitDriver(store: store, writer: writer, engineLoop: engineLoop)
         let cluster = (store as? any SharedReceiptsStore).map {
-            ClusterCommitDriver(shared: $0, nodeID: nodeID, writer: writer, engineLoop: engineLoop, metrics: metrics, logger: logger)
+            ClusterCommitDriver(shared: $0, nodeID: nodeID, writer: writer, engineLoop: engineLoop, metrics: metrics, logger: logger,
+                                linkSecret: linkSecret)
         }
         self.cluster = cluster
         let leaseStore = (store as? any SharedReceiptsStore)?.makeShardLeaseStore()
@@ -268,6 +284,8 @@ package final class ReceiptsService: Sendable {
     /// Whether commands are accepted and storage is healthy (`/readyz`).
     package var isReady: Bool { store.isReady && accepting.withLockedValue { $0 } }
     private let accepting = NIOLockedValueBox(true)
+    /// Cluster: where other nodes' direct links come in (`peer_link`), if anywhere.
+    private let linkServer = NIOLockedValueBox<PeerLinkServer?>(nil)
 
     /// The engine as of now (on the engine loop).
     var engine: ReceiptsEngine { state.value.engine }
@@ -1223,7 +1241,8 @@ package final class ReceiptsService: Sendable {
     /// Drains, then closes storage, the trace being recorded and the writer thread.
     package func close() async {
         await drain()
-        if let cluster { try? await engineLoop.submit { cluster.leave() }.get() }
+        if let cluster { try? await engineLoop.submit { cluster.leave(); cluster.closeLinks() }.get() }
+        await linkServer.withLockedValue { $0 }?.close()
         if let leases {
             // Handed back so that the other nodes take them at once; past the deadline they run out.
             try? await engineLoop.flatSubmit { leases.stop(deadline: .now() + Self.leaseHandOverTimeout) }.get()

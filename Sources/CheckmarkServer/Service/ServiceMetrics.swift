@@ -29,6 +29,8 @@ package final class ServiceMetrics: Sendable {
     package let shardLeasesLost: Counter
     package let fenceRejections: Counter
     package let commandsForwarded: Counter
+    /// Cluster: peer messages this node received over direct links (`peer_link`), not through PostgreSQL.
+    package let peerLinkMessages: Counter
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
     package let messagesSent: Counter
     private let eventsByType: [String: Counter]
@@ -59,6 +61,7 @@ package final class ServiceMetrics: Sendable {
         "checkmark_storage_reloads_total": "Times a cluster node reloaded its state from the database after a failed commit cycle.",
         "checkmark_shards_owned": "Shards a cluster node holds under lease (256 shards over the live nodes).",
         "checkmark_commands_forwarded_total": "Commands a cluster node sent to the owner of their channel's shard instead of applying them itself.",
+        "checkmark_peer_link_messages_total": "Peer messages (forwarded commands and their answers) a cluster node received over a direct link from another node instead of through PostgreSQL.",
         "checkmark_fence_rejections_total": "Commits a cluster node made as a shard's owner that the database refused: another node owned the shard by then.",
         "checkmark_shard_leases_lost_total": "Shard leases a cluster node lost without handing them over: a renewal refused, or not renewed in time.",
         "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
@@ -109,6 +112,7 @@ package final class ServiceMetrics: Sendable {
         shardLeasesLost = Counter(label: "checkmark_shard_leases_lost_total", factory: factory)
         fenceRejections = Counter(label: "checkmark_fence_rejections_total", factory: factory)
         commandsForwarded = Counter(label: "checkmark_commands_forwarded_total", factory: factory)
+        peerLinkMessages = Counter(label: "checkmark_peer_link_messages_total", factory: factory)
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)
