@@ -14,17 +14,22 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// and calls `build` with the entries other nodes committed past `applied` (each stream's last
     /// number this node applied, by ``JournalStream/rawValue``; oldest first, commands only), then
     /// writes the batch `build` returns (its entries continue their streams right after those),
-    /// commits, releasing the lock, and tells every node. A batch of a shared lock holds only
+    /// commits, releasing the lock, and tells every node when `notifying` (the caller tells them
+    /// another way otherwise). A batch of a shared lock holds only
     /// commands of shards its node owns, fenced (``CommitBatch/fence``): no other node commits
     /// their streams meanwhile, and no commit that holds the lock exclusively runs beside it.
     /// - Throws: ``StorageError/commitFailed(reason:)``: nothing of the batch was written; an error
     ///   `build` throws is passed on after rolling back.
-    func append(after applied: [Int64], exclusively: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws
+    func append(after applied: [Int64], exclusively: Bool, notifying: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws
     /// Journal entries past `applied` (each stream's last number this node applied, by
     /// ``JournalStream/rawValue``) without their events, oldest first, at most `limit`: how a node
     /// catches up with what others committed. Each stream's entries come in order and without gaps
     /// (a limit cuts the newest off, never one in the middle of a stream).
     func commands(after applied: [Int64], limit: Int) throws(StorageError) -> [JournalEntry]
+    /// Notes `entries`, which another node committed and this node applies without reading them
+    /// (they came over a link): what they rewrote is no longer known to be stored as this node
+    /// last wrote it.
+    func committedElsewhere(_ entries: [JournalEntry])
     /// Starts calling `onAppend` with the newest sequence whenever any node commits, and with 0 after
     /// the notification connection was (re)established, when some notifications may have been missed;
     /// and `onPeerMessage` with every message a node sent with ``notifyPeers(_:)`` (its own included).
@@ -47,4 +52,11 @@ package protocol SharedReceiptsStore: ReceiptsStore {
     /// The cluster's shard lease table, on a database session of its own (the one that marks this
     /// node live): one per node.
     func makeShardLeaseStore() -> any ShardLeaseStore
+}
+
+extension SharedReceiptsStore {
+    /// ``append(after:exclusively:notifying:_:)``, telling every node.
+    package func append(after applied: [Int64], exclusively: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
+        try append(after: applied, exclusively: exclusively, notifying: true, build)
+    }
 }

@@ -322,32 +322,43 @@ extension EndToEnd {
             }
         }
 
-        /// Issue 45: nodes that take peer links forward commands, and answer them, over the links once
-        /// they are open (not through PostgreSQL), with the same answers.
-        @Test func forwardedCommandsAndTheirAnswersTravelOverPeerLinks() async throws {
+        /// Issue 45: nodes that take peer links forward commands, answer them and announce their
+        /// commits over the links once they are open (not through PostgreSQL), with the same answers
+        /// and the same events.
+        @Test func forwardedCommandsTheirAnswersAndCommitsTravelOverPeerLinks() async throws {
             let (url, nodes) = try await Self.startCluster(nodes: 2, peerLinks: true)
             defer { Task { await Self.stopAll(nodes, dropping: url) } }
             #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
             // messaging:general is in shard 92: the first node's.
             try await nodes[0].setUp(users: ["alice", "bob"], members: ["alice", "bob"])
+            let bob = try await nodes[1].connect("bob")
+            _ = try await bob.watch(Self.general)
             let service = nodes[1].server.service
+            let forward = "checkmark_peer_link_messages_total{kind=\"forward\"}"
+            let forwarded = "checkmark_peer_link_messages_total{kind=\"forwarded\"}"
+            let committed = "checkmark_peer_link_messages_total{kind=\"entries\"}"
             // The links open once the nodes heard where the others take them (their `alive`, every second).
             var linked = false
             for round in 0..<100 where !linked {
                 _ = try await service.submit(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "early\(round)", text: "x")),
                                              answer: .message).get()
-                linked = try Self.metric("checkmark_peer_link_messages_total", of: nodes[0]) > 0
-                    && Self.metric("checkmark_peer_link_messages_total", of: nodes[1]) > 0
+                linked = try Self.metric(forward, of: nodes[0]) > 0 && Self.metric(forwarded, of: nodes[1]) > 0
+                    && Self.metric(committed, of: nodes[1]) > 0
                 if !linked { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(linked)
-            let before = try nodes.map { try Self.metric("checkmark_peer_link_messages_total", of: $0) }
+            let before = try (Self.metric(forward, of: nodes[0]), Self.metric(forwarded, of: nodes[1]))
             let sent = try JSONParser.parse(try await service.submit(
                 .sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m1", text: "over the link")), answer: .message).get())
             #expect(sent["message"]?["id"]?.stringValue == "m1" && sent["message"]?["text"]?.stringValue == "over the link")
-            let after = try nodes.map { try Self.metric("checkmark_peer_link_messages_total", of: $0) }
-            #expect(after[0] == before[0] + 1, "the command reached its owner over the link")
-            #expect(after[1] == before[1] + 1, "the answer came back over the link")
+            #expect(try Self.metric(forward, of: nodes[0]) == before.0 + 1, "the command reached its owner over the link")
+            #expect(try Self.metric(forwarded, of: nodes[1]) == before.1 + 1, "the answer came back over the link")
+            // Bob, on the node that did not commit it, gets the message's event.
+            var ids: [String] = []
+            while !ids.contains("m1"), let event = await bob.nextEvent(ofType: ["message.new"]) {
+                ids.append(event.json?["message"]?["id"]?.stringValue ?? "")
+            }
+            #expect(ids.last == "m1")
         }
 
         /// Issue 45: a commit made as a shard's owner after another node took the shard (its epoch

@@ -88,7 +88,7 @@ final class ClusterCommitDriver: Sendable {
     /// Handles a peer message that came over a direct link (``PeerLinkServer``), on the engine loop.
     func receiveLinked(_ text: String, service: ReceiptsService) {
         guard let message = PeerMessage(text) else { return }
-        metrics.peerLinkMessages.increment()
+        metrics.receivedOverLink(kind: message.kind)
         receive(message, service: service)
     }
 
@@ -114,14 +114,18 @@ final class ClusterCommitDriver: Sendable {
         let shared = self.shared
         let started = NIODeadline.now()
         let committed = NIOLockedValueBox(0)
+        let entries = NIOLockedValueBox<[JournalEntry]>([])
+        // Announced over the links when every live node has one open, by NOTIFY otherwise.
+        let linked = lock == .none ? nil : linkedPeers()
         writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
             let presence = NIOLockedValueBox<[String]>([])
             switch lock {
             case .shared, .exclusive:
-                try shared.append(after: after, exclusively: lock == .exclusive) { others in
+                try shared.append(after: after, exclusively: lock == .exclusive, notifying: linked == nil) { others in
                     try self.engineLoop.submit { () throws -> CommitBatch in
                         let batch = try service.runCycle(others, lock: lock)
                         committed.withLockedValue { $0 = batch.entries.count }
+                        if linked != nil { entries.withLockedValue { $0 = batch.entries } }
                         presence.withLockedValue { $0 = self.takePresenceMessages(service.engine) }
                         return batch
                     }.wait()
@@ -142,11 +146,34 @@ final class ClusterCommitDriver: Sendable {
                 if lock != .none {
                     self.metrics.committed(batchSize: committed.withLockedValue { $0 }, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
                 }
+                if let linked { self.announce(entries.withLockedValue { $0 }, to: linked) }
                 service.cycleEnded(nil)
             case .failure(let error):
                 service.cycleEnded((error as? StorageError) ?? .commitFailed(reason: "\(error)"))
             }
         }
+    }
+
+    /// The other live nodes when this node has an open link to every one of them (links to those
+    /// without one are started); nil otherwise, and without links.
+    private func linkedPeers() -> [String]? {
+        guard let links else { return nil }
+        let live = state.value.presence.liveNodes(at: .now())
+        var linked = !live.isEmpty
+        for peer in live where !links.open(to: peer) { linked = false }
+        return linked ? live : nil
+    }
+
+    /// Sends `peers` over their links the entries this node just committed (or, when they are too
+    /// large for a link's frame, how far it committed: they read them); a node whose link closed
+    /// meanwhile hears of the commit by NOTIFY and reads them.
+    private func announce(_ entries: [JournalEntry], to peers: [String]) {
+        guard let last = entries.last?.seq else { return }
+        var message = PeerMessage.entries(from: nodeID, entries: entries).encoded
+        if message.utf8.count > PeerLinkServer.maxFrameBytes { message = PeerMessage.committed(from: nodeID, seq: last).encoded }
+        var unreached = false
+        for peer in peers where links?.send(message, to: peer) != true { unreached = true }
+        if unreached { tellPeers([PeerMessage.committed(from: nodeID, seq: last).encoded], about: "cannot announce a commit") }
     }
 
     // MARK: Other nodes' connections
@@ -219,6 +246,13 @@ final class ClusterCommitDriver: Sendable {
         case .forwarded(let to, let id, let answer, let body):
             guard to == nodeID, let answered = state.value.forwardWaiting.removeValue(forKey: id) else { return }
             answered(answer, body)
+        case .committed(let from, let seq):
+            guard from != nodeID else { return }
+            service.requestCatchUp(seq: seq)
+        case .entries(let from, let entries):
+            guard from != nodeID else { return }
+            shared.committedElsewhere(entries)
+            service.applyPushed(entries)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())

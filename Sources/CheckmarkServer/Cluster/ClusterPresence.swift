@@ -27,6 +27,12 @@ struct ClusterPresence {
         nodes[node]!.watching[cid] = users.isEmpty ? nil : users
     }
 
+    /// The other nodes heard of within ``silenceLimit`` of `now`; nodes silent longer are forgotten.
+    mutating func liveNodes(at now: NIODeadline) -> [String] {
+        nodes = nodes.filter { now - $0.value.lastHeard <= Self.silenceLimit }
+        return Array(nodes.keys)
+    }
+
     /// The users watching `cid` on nodes heard of within ``silenceLimit`` of `now`; nodes silent
     /// longer are forgotten.
     mutating func watchingUsers(of cid: ChannelCID, at now: NIODeadline) -> Set<String> {

@@ -1,4 +1,5 @@
 import CheckmarkCore
+import CheckmarkStorage
 import CheckmarkWire
 
 /// What cluster nodes tell each other about connections only one of them holds. A REST call that
@@ -20,9 +21,31 @@ enum PeerMessage: Sendable, Equatable {
     /// `command` is for a shard node `to` owns (as `from` last heard): `to` applies it and answers,
     /// with the REST answer `answering` asks for made from the state its commit left, if any.
     case forward(from: String, to: String, id: Int, command: ReceiptsCommand, answering: CommandAnswer?)
+    /// Node `from` committed journal entries through `seq` (sent over direct links, in place of the
+    /// commit's NOTIFY, when every live node is linked).
+    case committed(from: String, seq: Int64)
+    /// Node `from` committed `entries` (each with its command whole, texts included; without their
+    /// events): sent over direct links in place of the commit's NOTIFY, so that the other nodes
+    /// apply them without reading the journal.
+    case entries(from: String, entries: [JournalEntry])
     /// Node `to`'s forwarded command `id` ended so; `body` is the REST answer it asked for (nil when
     /// not asked for, not made, or too large for a peer message).
     case forwarded(to: String, id: Int, answer: ForwardAnswer, body: String?)
+
+    /// The message's kind, as its `kind` field says.
+    var kind: String {
+        switch self {
+        case .request: "request"
+        case .reply: "reply"
+        case .presence: "presence"
+        case .alive: "alive"
+        case .hello: "hello"
+        case .committed: "committed"
+        case .entries: "entries"
+        case .forward: "forward"
+        case .forwarded: "forwarded"
+        }
+    }
 
     /// The connection commands that can be asked of another node.
     static func isForwardable(_ command: ReceiptsCommand) -> String? {
@@ -92,6 +115,25 @@ enum PeerMessage: Sendable, Equatable {
             case nil:
                 break
             }
+        case .committed(let from, let seq):
+            w.field("kind", "committed")
+            w.field("node", from)
+            w.field("seq", Int(seq))
+        case .entries(let from, let entries):
+            w.field("kind", "entries")
+            w.field("node", from)
+            w.key("entries")
+            w.beginArray()
+            for entry in entries {
+                w.beginObject()
+                w.field("seq", Int(entry.seq))
+                w.field("stream", entry.stream.rawValue)
+                w.field("stream_seq", Int(entry.streamSeq))
+                w.field("at", Int(entry.at.rawValue))
+                w.field("command", String(decoding: CommandCodec.encode(entry.command), as: UTF8.self))
+                w.endObject()
+            }
+            w.endArray()
         case .forwarded(let to, let id, let answer, let body):
             w.field("kind", "forwarded")
             w.field("node", to)
@@ -117,6 +159,22 @@ enum PeerMessage: Sendable, Equatable {
             return
         case "hello":
             self = .hello(from: node, link: json["link"]?.stringValue)
+            return
+        case "committed":
+            guard let seq = json["seq"]?.intValue else { return nil }
+            self = .committed(from: node, seq: Int64(seq))
+            return
+        case "entries":
+            guard case .array(let list)? = json["entries"] else { return nil }
+            var entries: [JournalEntry] = []
+            for item in list {
+                guard let seq = item["seq"]?.intValue, let stream = item["stream"]?.intValue.flatMap(JournalStream.init(rawValue:)),
+                      let streamSeq = item["stream_seq"]?.intValue, let at = item["at"]?.intValue,
+                      let text = item["command"]?.stringValue, let command = try? CommandCodec.decode(Array(text.utf8)) else { return nil }
+                entries.append(JournalEntry(seq: Int64(seq), stream: stream, streamSeq: Int64(streamSeq), at: Timestamp(rawValue: Int64(at)),
+                                            command: command, events: []))
+            }
+            self = .entries(from: node, entries: entries)
             return
         default:
             break

@@ -33,6 +33,10 @@ import Glibc
 package final class ReceiptsService: Sendable {
     /// How often a cluster node looks for other nodes' commits without being notified.
     package static let clusterPollInterval = TimeAmount.seconds(1)
+    /// How long a cluster node waits, after hearing of another node's commit while no cycle is under
+    /// way, before a cycle reads it: commands arriving meanwhile go in that same cycle, and so do
+    /// commits heard of meanwhile. What the notified commit's events reach here later by at most this.
+    static let catchUpDelay = TimeAmount.milliseconds(2)
     /// The journal reader thread's nice value (Linux): above the other threads', so that replays take
     /// the processor only when live traffic leaves it.
     static let journalReaderNice: Int32 = 10
@@ -87,6 +91,9 @@ package final class ReceiptsService: Sendable {
         /// The shards this node served when the cycle under way began, at their epochs: its commands
         /// of them are committed fenced at those (a drain begun meanwhile ends after the cycle).
         var cycleFence: [ShardID: Int64] = [:]
+        /// Cycles begun since the node started, and whether a catch-up waits for ``catchUpDelay``.
+        var cyclesStarted = 0
+        var catchUpScheduled = false
         /// The message counts per channel the cycle's batch stores (a cluster node's, until it commits).
         var cycleStoredMessages: [ChannelCID: Int] = [:]
         /// This node's open connections, at their handles' slots.
@@ -883,6 +890,7 @@ package final class ReceiptsService: Sendable {
             case .write(let entries):
                 write(makeBatch(entries))
             case .cycle(let lock):
+                state.value.cyclesStarted += 1
                 cluster?.runCycle(lock: startCycle(lock), after: state.value.streamSeqs, service: self)
             case .reply(let completion, .durable):
                 completion.complete(completion.outcome)
@@ -1053,12 +1061,50 @@ package final class ReceiptsService: Sendable {
     }
 
     /// A node committed an entry numbered `seq` (0: some node may have committed): a cycle catches
-    /// up unless it is this node's own commit. (Nodes number apart: another's entry may be numbered
+    /// up, ``catchUpDelay`` later, unless it is this node's own commit or a cycle began meanwhile
+    /// (its read comes after that commit). (Nodes number apart: another's entry may be numbered
     /// below this node's last.)
     func requestCatchUp(seq: Int64) {
         let state = state.value
         guard seq == 0 || !state.numbering.gives(seq) || seq > state.lastSeq else { return }
-        carryOut(state.sequencer.catchUpRequested())
+        guard !state.catchUpScheduled else { return }
+        state.catchUpScheduled = true
+        let cycles = state.cyclesStarted
+        engineLoop.scheduleTask(in: Self.catchUpDelay) {
+            let state = self.state.value
+            state.catchUpScheduled = false
+            guard state.cyclesStarted == cycles else { return }
+            self.carryOut(state.sequencer.catchUpRequested())
+        }
+    }
+
+    /// Cluster: applies entries another node committed and sent over a link, as a cycle applies
+    /// what it reads (their events go to this node's connections now: they are durable). Only what
+    /// continues each stream here is applied; past a gap (a message missed), or while this node is
+    /// not taking commands, a cycle reads the journal instead (a catch-up is requested). An entry
+    /// this engine refuses is left to that cycle too, which reloads the node as it would have.
+    func applyPushed(_ entries: [JournalEntry]) {
+        let state = state.value
+        guard !state.loadingChannels, state.sequencer.admission(isDisconnect: false) == nil else {
+            return requestCatchUp(seq: 0)
+        }
+        var expected = state.streamSeqs
+        var continuing: [JournalEntry] = []
+        var gap = false
+        for entry in entries where entry.streamSeq > expected[entry.stream.rawValue] {
+            guard entry.streamSeq == expected[entry.stream.rawValue] + 1 else {
+                gap = true
+                continue
+            }
+            expected[entry.stream.rawValue] = entry.streamSeq
+            continuing.append(entry)
+        }
+        do {
+            try applyCommitted(continuing)
+        } catch {
+            gap = true
+        }
+        if gap { requestCatchUp(seq: 0) }
     }
 
     /// On the engine loop, inside a cycle: applies others' commits (sending their events to this

@@ -29,8 +29,9 @@ package final class ServiceMetrics: Sendable {
     package let shardLeasesLost: Counter
     package let fenceRejections: Counter
     package let commandsForwarded: Counter
-    /// Cluster: peer messages this node received over direct links (`peer_link`), not through PostgreSQL.
-    package let peerLinkMessages: Counter
+    /// Cluster: peer messages this node received over direct links (`peer_link`), not through
+    /// PostgreSQL, by kind (``PeerMessage``'s).
+    private let peerLinkMessagesByKind: [String: Counter]
     /// Messages accepted (WebSocket or REST), counted apart from confirmations.
     package let messagesSent: Counter
     private let eventsByType: [String: Counter]
@@ -61,7 +62,7 @@ package final class ServiceMetrics: Sendable {
         "checkmark_storage_reloads_total": "Times a cluster node reloaded its state from the database after a failed commit cycle.",
         "checkmark_shards_owned": "Shards a cluster node holds under lease (256 shards over the live nodes).",
         "checkmark_commands_forwarded_total": "Commands a cluster node sent to the owner of their channel's shard instead of applying them itself.",
-        "checkmark_peer_link_messages_total": "Peer messages (forwarded commands and their answers) a cluster node received over a direct link from another node instead of through PostgreSQL.",
+        "checkmark_peer_link_messages_total": "Peer messages a cluster node received over a direct link from another node instead of through PostgreSQL, by kind: forward (a command for a shard it owns), forwarded (the answer to one it forwarded), entries (the entries another node committed), committed (how far another node committed, when its entries were too large to send), other.",
         "checkmark_fence_rejections_total": "Commits a cluster node made as a shard's owner that the database refused: another node owned the shard by then.",
         "checkmark_shard_leases_lost_total": "Shard leases a cluster node lost without handing them over: a renewal refused, or not renewed in time.",
         "checkmark_confirmations_total": "Confirmations accepted (read, read_many, thread_read, unread, delivered) that changed state.",
@@ -112,7 +113,9 @@ package final class ServiceMetrics: Sendable {
         shardLeasesLost = Counter(label: "checkmark_shard_leases_lost_total", factory: factory)
         fenceRejections = Counter(label: "checkmark_fence_rejections_total", factory: factory)
         commandsForwarded = Counter(label: "checkmark_commands_forwarded_total", factory: factory)
-        peerLinkMessages = Counter(label: "checkmark_peer_link_messages_total", factory: factory)
+        peerLinkMessagesByKind = Dictionary(uniqueKeysWithValues: ["forward", "forwarded", "entries", "committed", "other"].map {
+            ($0, Counter(label: "checkmark_peer_link_messages_total", dimensions: [("kind", $0)], factory: factory))
+        })
         var events: [String: Counter] = [:]
         for type in Self.eventTypes {
             events[type] = Counter(label: "checkmark_events_fanned_out_total", dimensions: [("type", type)], factory: factory)
@@ -135,6 +138,12 @@ package final class ServiceMetrics: Sendable {
         authFailuresByReason = auth
         Gauge(label: "checkmark_build_info", dimensions: [("version", BuildInfo.version), ("commit", BuildInfo.commit)], factory: factory)
             .record(1)
+    }
+
+    /// A peer message of `kind` came over a direct link (kinds other than forwarded commands, their
+    /// answers and commits announced count as `other`).
+    func receivedOverLink(kind: String) {
+        (peerLinkMessagesByKind[kind] ?? peerLinkMessagesByKind["other"])?.increment()
     }
 
     func fannedOut(type: String, recipients: Int) {

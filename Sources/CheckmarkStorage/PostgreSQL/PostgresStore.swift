@@ -507,11 +507,15 @@ package final class PostgresStore: SharedReceiptsStore {
     // MARK: Writing
 
     package func commit(_ batch: CommitBatch) throws(StorageError) {
-        try append(lock: nil, after: nil) { _ in batch }
+        try append(lock: nil, after: nil, notifying: true) { _ in batch }
     }
 
-    package func append(after applied: [Int64], exclusively: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
-        try append(lock: exclusively ? .exclusive : .shared, after: applied, build)
+    package func append(after applied: [Int64], exclusively: Bool, notifying: Bool, _ build: ([JournalEntry]) throws -> CommitBatch) throws {
+        try append(lock: exclusively ? .exclusive : .shared, after: applied, notifying: notifying, build)
+    }
+
+    package func committedElsewhere(_ entries: [JournalEntry]) {
+        _ = othersCommitted(entries)
     }
 
     /// `entries`, which other nodes committed and this node is about to apply: the channels whose
@@ -539,10 +543,11 @@ package final class PostgresStore: SharedReceiptsStore {
 
     /// One transaction: the append lock (as `lock` says; none for one node alone) and what other
     /// nodes committed past `applied` (one statement: ``follow(after:taking:limit:)``), then the
-    /// batch `build` makes of those, commit; then the notification, sent without waiting for it. Four
+    /// batch `build` makes of those, commit; then, when `notifying`, the notification, sent without waiting for it. Four
     /// round trips to the database for a commit of one statement. A failure of the database fails
     /// the store: memory and database may disagree, and only reloading brings them together again.
-    private func append(lock: AppendLock?, after applied: [Int64]?, _ build: ([JournalEntry]) throws -> CommitBatch) throws(StorageError) {
+    private func append(lock: AppendLock?, after applied: [Int64]?, notifying: Bool,
+                        _ build: ([JournalEntry]) throws -> CommitBatch) throws(StorageError) {
         try checkOpen()
         var built = false
         do {
@@ -555,7 +560,7 @@ package final class PostgresStore: SharedReceiptsStore {
             }
             try write(batch)
             try run("COMMIT")
-            if let last = batch.entries.last?.seq { notifyCommitted(through: last) }
+            if notifying, let last = batch.entries.last?.seq { notifyCommitted(through: last) }
         } catch {
             if !connectionLost.withLockedValue({ $0 }) { _ = try? run("ROLLBACK") }
             if !built, let error = error as? StorageError { throw error }

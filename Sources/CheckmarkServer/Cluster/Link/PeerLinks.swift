@@ -57,6 +57,21 @@ final class PeerLinks: Sendable {
         state.addresses = [:]
     }
 
+    /// Whether a link to `peer` is open; when none is (and `peer` said where it listens), one is
+    /// started, as ``send(_:to:)`` would.
+    func open(to peer: String) -> Bool {
+        let state = state.value
+        guard !state.closed, let address = state.addresses[peer] else { return false }
+        switch state.links[peer] {
+        case .ready?: return true
+        case .connecting?: return false
+        case .failed(_, let until)? where until > .now(): return false
+        case .failed?, nil:
+            connect(to: peer, at: address)
+            return false
+        }
+    }
+
     /// Writes `message` on the link to `peer`: true when it went (in order with the messages sent
     /// on it before); false when no link is open to it (one is started when `peer` said where it
     /// listens), and the caller sends `message` another way.
