@@ -104,9 +104,12 @@ struct ConfigurationLoaderTests {
         ([:], ["shard_lease": "0"], "flag --shard-lease: shard_lease must be between 1 and 3600 seconds, not 0"),
         (["CHECKMARK_POSTGRES_URL": "postgres://checkmark@db/checkmark"], ["peer_link": "10.0.0.7"],
          "flag --peer-link: peer_link must be HOST:PORT (port 0 to 65535), not '10.0.0.7'"),
-        (["CHECKMARK_POSTGRES_URL": "postgres://checkmark@db/checkmark"], ["peer_link": "0.0.0.0:9102"],
-         "flag --peer-link: peer_link must name an address the other nodes reach this node at, not 0.0.0.0"),
-        ([:], ["peer_link": "10.0.0.7:9102"], "flag --peer-link: peer_link links the nodes of a cluster: set postgres_url too"),
+        (["CHECKMARK_POSTGRES_URL": "postgres://checkmark@db/checkmark", "CHECKMARK_API_SECRET": "a-real-secret-0123456789"],
+         ["peer_link": "0.0.0.0:9102"], "flag --peer-link: peer_link must name an address the other nodes reach this node at, not 0.0.0.0"),
+        (["CHECKMARK_API_SECRET": "a-real-secret-0123456789"], ["peer_link": "10.0.0.7:9102"],
+         "flag --peer-link: peer_link links the nodes of a cluster: set postgres_url too"),
+        (["CHECKMARK_POSTGRES_URL": "postgres://checkmark@db/checkmark"], ["peer_link": "10.0.0.7:9102"],
+         "flag --peer-link: peer_link must be a loopback address with the development api secret, not 10.0.0.7; set --api-secret or CHECKMARK_API_SECRET"),
     ] as [([String: String], [String: String], String)])
     func rangeErrorsNameTheirSourceAndKey(environment: [String: String], flags: [String: String], message: String) {
         let report = ConfigurationLoader.check(file: nil, environment: environment, flags: flags)

@@ -70,6 +70,24 @@ struct PeerLinkTests {
         _ = try? channel.finish()
     }
 
+    /// Regression: a link whose connection was refused left its handshake's promise unfulfilled
+    /// (a debug build stops on it); the node goes on sending another way and tries again later.
+    @Test func aLinkToANodeThatIsNotListeningFailsQuietly() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        // A port just bound and closed: nothing listens there.
+        let probe = try await ServerBootstrap(group: loop).bind(host: "127.0.0.1", port: 0).get()
+        let port = probe.localAddress?.port ?? 1
+        try await probe.close()
+        let links = try await loop.submit { PeerLinks(node: "member", secret: Self.secret, loop: loop, logger: Logger(label: "peer-link-test")) }.get()
+        try await loop.submit { links.learn("gone", address: "127.0.0.1:\(port)") }.get()
+        #expect(try await loop.submit { links.send("one", to: "gone") }.get() == false)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await loop.submit { links.send("two", to: "gone") }.get() == false)
+        try await loop.submit { links.close() }.get()
+        try await group.shutdownGracefully()
+    }
+
     /// Two real ends on 127.0.0.1: a node with the listener's secret gets a link and its messages
     /// arrive in order; a node with another secret never gets one (its messages go another way).
     @Test func onlyANodeWithTheDeploymentsSecretGetsALink() async throws {

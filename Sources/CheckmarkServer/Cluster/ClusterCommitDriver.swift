@@ -114,7 +114,7 @@ final class ClusterCommitDriver: Sendable {
         let shared = self.shared
         let started = NIODeadline.now()
         let committed = NIOLockedValueBox(0)
-        let entries = NIOLockedValueBox<[JournalEntry]>([])
+        let entries = NIOLockedValueBox<(cluster: Int64, [JournalEntry])>((0, []))
         // Announced over the links when every live node has one open, by NOTIFY otherwise.
         let linked = lock == .none ? nil : linkedPeers()
         writer.runIfActive(eventLoop: engineLoop) { () throws -> Void in
@@ -125,7 +125,7 @@ final class ClusterCommitDriver: Sendable {
                     try self.engineLoop.submit { () throws -> CommitBatch in
                         let batch = try service.runCycle(others, lock: lock)
                         committed.withLockedValue { $0 = batch.entries.count }
-                        if linked != nil { entries.withLockedValue { $0 = batch.entries } }
+                        if linked != nil { entries.withLockedValue { $0 = (service.clusterStreamPosition, batch.entries) } }
                         presence.withLockedValue { $0 = self.takePresenceMessages(service.engine) }
                         return batch
                     }.wait()
@@ -146,7 +146,10 @@ final class ClusterCommitDriver: Sendable {
                 if lock != .none {
                     self.metrics.committed(batchSize: committed.withLockedValue { $0 }, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
                 }
-                if let linked { self.announce(entries.withLockedValue { $0 }, to: linked) }
+                if let linked {
+                    let (cluster, committed) = entries.withLockedValue { $0 }
+                    self.announce(committed, seenThrough: cluster, to: linked, sending: lock == .shared)
+                }
                 service.cycleEnded(nil)
             case .failure(let error):
                 service.cycleEnded((error as? StorageError) ?? .commitFailed(reason: "\(error)"))
@@ -164,13 +167,17 @@ final class ClusterCommitDriver: Sendable {
         return linked ? live : nil
     }
 
-    /// Sends `peers` over their links the entries this node just committed (or, when they are too
-    /// large for a link's frame, how far it committed: they read them); a node whose link closed
-    /// meanwhile hears of the commit by NOTIFY and reads them.
-    private func announce(_ entries: [JournalEntry], to peers: [String]) {
+    /// Sends `peers` over their links the entries this node just committed, having applied the
+    /// cluster stream through `cluster` (`sending`: a cycle of its own shards only; otherwise, or
+    /// when they are too large for a link's frame, how far it committed: they read them, in the
+    /// journal's order); a node whose link closed meanwhile hears of the commit by NOTIFY.
+    private func announce(_ entries: [JournalEntry], seenThrough cluster: Int64, to peers: [String], sending: Bool) {
         guard let last = entries.last?.seq else { return }
-        var message = PeerMessage.entries(from: nodeID, entries: entries).encoded
-        if message.utf8.count > PeerLinkServer.maxFrameBytes { message = PeerMessage.committed(from: nodeID, seq: last).encoded }
+        var message = PeerMessage.committed(from: nodeID, seq: last).encoded
+        if sending {
+            let full = PeerMessage.entries(from: nodeID, cluster: cluster, entries: entries).encoded
+            if full.utf8.count <= PeerLinkServer.maxFrameBytes { message = full }
+        }
         var unreached = false
         for peer in peers where links?.send(message, to: peer) != true { unreached = true }
         if unreached { tellPeers([PeerMessage.committed(from: nodeID, seq: last).encoded], about: "cannot announce a commit") }
@@ -249,10 +256,10 @@ final class ClusterCommitDriver: Sendable {
         case .committed(let from, let seq):
             guard from != nodeID else { return }
             service.requestCatchUp(seq: seq)
-        case .entries(let from, let entries):
+        case .entries(let from, let cluster, let entries):
             guard from != nodeID else { return }
             shared.committedElsewhere(entries)
-            service.applyPushed(entries)
+            service.applyPushed(entries, clusterSeen: cluster)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())

@@ -25,9 +25,10 @@ enum PeerMessage: Sendable, Equatable {
     /// commit's NOTIFY, when every live node is linked).
     case committed(from: String, seq: Int64)
     /// Node `from` committed `entries` (each with its command whole, texts included; without their
-    /// events): sent over direct links in place of the commit's NOTIFY, so that the other nodes
-    /// apply them without reading the journal.
-    case entries(from: String, entries: [JournalEntry])
+    /// events), all of shards it owns, having applied the cluster stream through `cluster`: sent
+    /// over direct links in place of the commit's NOTIFY, so that the other nodes apply them
+    /// without reading the journal (once they stand at `cluster` there too).
+    case entries(from: String, cluster: Int64, entries: [JournalEntry])
     /// Node `to`'s forwarded command `id` ended so; `body` is the REST answer it asked for (nil when
     /// not asked for, not made, or too large for a peer message).
     case forwarded(to: String, id: Int, answer: ForwardAnswer, body: String?)
@@ -119,9 +120,10 @@ enum PeerMessage: Sendable, Equatable {
             w.field("kind", "committed")
             w.field("node", from)
             w.field("seq", Int(seq))
-        case .entries(let from, let entries):
+        case .entries(let from, let cluster, let entries):
             w.field("kind", "entries")
             w.field("node", from)
+            w.field("cluster", Int(cluster))
             w.key("entries")
             w.beginArray()
             for entry in entries {
@@ -165,7 +167,7 @@ enum PeerMessage: Sendable, Equatable {
             self = .committed(from: node, seq: Int64(seq))
             return
         case "entries":
-            guard case .array(let list)? = json["entries"] else { return nil }
+            guard case .array(let list)? = json["entries"], let cluster = json["cluster"]?.intValue else { return nil }
             var entries: [JournalEntry] = []
             for item in list {
                 guard let seq = item["seq"]?.intValue, let stream = item["stream"]?.intValue.flatMap(JournalStream.init(rawValue:)),
@@ -174,7 +176,7 @@ enum PeerMessage: Sendable, Equatable {
                 entries.append(JournalEntry(seq: Int64(seq), stream: stream, streamSeq: Int64(streamSeq), at: Timestamp(rawValue: Int64(at)),
                                             command: command, events: []))
             }
-            self = .entries(from: node, entries: entries)
+            self = .entries(from: node, cluster: Int64(cluster), entries: entries)
             return
         default:
             break

@@ -176,6 +176,9 @@ package struct ServerConfiguration: Sendable {
                     problems.append(("peer_link", "peer_link must name an address the other nodes reach this node at, not \(link.host)"))
                 }
                 if postgresURL == nil { problems.append(("peer_link", "peer_link links the nodes of a cluster: set postgres_url too")) }
+                if usesDevelopmentSecret && !Self.isLoopback(link.host) {
+                    problems.append(("peer_link", "peer_link must be a loopback address with the development api secret, not \(link.host); set --api-secret or CHECKMARK_API_SECRET"))
+                }
             } else {
                 problems.append(("peer_link", "peer_link must be HOST:PORT (port 0 to 65535), not '\(peerLink)'"))
             }

@@ -91,9 +91,11 @@ package final class ReceiptsService: Sendable {
         /// The shards this node served when the cycle under way began, at their epochs: its commands
         /// of them are committed fenced at those (a drain begun meanwhile ends after the cycle).
         var cycleFence: [ShardID: Int64] = [:]
-        /// Cycles begun since the node started, and whether a catch-up waits for ``catchUpDelay``.
+        /// Cycles begun since the node started, whether a catch-up waits for ``catchUpDelay``, and
+        /// how many cycles had begun when the last commit was heard of.
         var cyclesStarted = 0
         var catchUpScheduled = false
+        var cyclesAtLastCatchUpRequest = 0
         /// The message counts per channel the cycle's batch stores (a cluster node's, until it commits).
         var cycleStoredMessages: [ChannelCID: Int] = [:]
         /// This node's open connections, at their handles' slots.
@@ -1061,40 +1063,43 @@ package final class ReceiptsService: Sendable {
     }
 
     /// A node committed an entry numbered `seq` (0: some node may have committed): a cycle catches
-    /// up, ``catchUpDelay`` later, unless it is this node's own commit or a cycle began meanwhile
-    /// (its read comes after that commit). (Nodes number apart: another's entry may be numbered
-    /// below this node's last.)
+    /// up, ``catchUpDelay`` later, unless it is this node's own commit or a cycle began after the
+    /// last commit heard of (its read comes after those commits). (Nodes number apart: another's
+    /// entry may be numbered below this node's last.)
     func requestCatchUp(seq: Int64) {
         let state = state.value
         guard seq == 0 || !state.numbering.gives(seq) || seq > state.lastSeq else { return }
+        state.cyclesAtLastCatchUpRequest = state.cyclesStarted
         guard !state.catchUpScheduled else { return }
         state.catchUpScheduled = true
-        let cycles = state.cyclesStarted
         engineLoop.scheduleTask(in: Self.catchUpDelay) {
             let state = self.state.value
             state.catchUpScheduled = false
-            guard state.cyclesStarted == cycles else { return }
+            guard state.cyclesStarted == state.cyclesAtLastCatchUpRequest else { return }
             self.carryOut(state.sequencer.catchUpRequested())
         }
     }
 
-    /// Cluster: applies entries another node committed and sent over a link, as a cycle applies
-    /// what it reads (their events go to this node's connections now: they are durable). Only what
-    /// continues each stream here is applied; past a gap (a message missed), or while this node is
-    /// not taking commands, a cycle reads the journal instead (a catch-up is requested). An entry
-    /// this engine refuses is left to that cycle too, which reloads the node as it would have.
-    func applyPushed(_ entries: [JournalEntry]) {
+    /// Cluster: applies entries another node committed and sent over a link (of shards it owns,
+    /// after applying the cluster stream through `clusterSeen`), as a cycle applies what it reads;
+    /// their events go to this node's connections now (they are durable). All or nothing: when
+    /// they do not each continue their stream where this node stands (a message missed), when this
+    /// node has not applied the cluster stream as far (what they were made after), or while it
+    /// takes no commands, a cycle reads the journal instead, in its order (a catch-up is
+    /// requested). An entry this engine refuses is left to that cycle too, which reloads the node
+    /// as it would have.
+    func applyPushed(_ entries: [JournalEntry], clusterSeen: Int64) {
+        guard !stopping.withLockedValue({ $0 }) else { return }
         let state = state.value
-        guard !state.loadingChannels, state.sequencer.admission(isDisconnect: false) == nil else {
+        guard !state.loadingChannels, state.sequencer.admission(isDisconnect: false) == nil,
+              state.streamSeqs[JournalStream.cluster.rawValue] >= clusterSeen else {
             return requestCatchUp(seq: 0)
         }
         var expected = state.streamSeqs
         var continuing: [JournalEntry] = []
-        var gap = false
         for entry in entries where entry.streamSeq > expected[entry.stream.rawValue] {
-            guard entry.streamSeq == expected[entry.stream.rawValue] + 1 else {
-                gap = true
-                continue
+            guard entry.stream != .cluster, entry.streamSeq == expected[entry.stream.rawValue] + 1 else {
+                return requestCatchUp(seq: 0)
             }
             expected[entry.stream.rawValue] = entry.streamSeq
             continuing.append(entry)
@@ -1102,10 +1107,12 @@ package final class ReceiptsService: Sendable {
         do {
             try applyCommitted(continuing)
         } catch {
-            gap = true
+            requestCatchUp(seq: 0)
         }
-        if gap { requestCatchUp(seq: 0) }
     }
+
+    /// How far this node applied the cluster stream (users, channel types, commands over several shards).
+    var clusterStreamPosition: Int64 { state.value.streamSeqs[JournalStream.cluster.rawValue] }
 
     /// On the engine loop, inside a cycle: applies others' commits (sending their events to this
     /// node's connections now: they are durable), then the cycle's work; returns what to commit.
@@ -1287,8 +1294,8 @@ package final class ReceiptsService: Sendable {
     /// Drains, then closes storage, the trace being recorded and the writer thread.
     package func close() async {
         await drain()
-        if let cluster { try? await engineLoop.submit { cluster.leave(); cluster.closeLinks() }.get() }
         await linkServer.withLockedValue { $0 }?.close()
+        if let cluster { try? await engineLoop.submit { cluster.leave(); cluster.closeLinks() }.get() }
         if let leases {
             // Handed back so that the other nodes take them at once; past the deadline they run out.
             try? await engineLoop.flatSubmit { leases.stop(deadline: .now() + Self.leaseHandOverTimeout) }.get()

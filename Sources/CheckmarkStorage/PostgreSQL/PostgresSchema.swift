@@ -195,7 +195,8 @@ enum PostgresSchema {
             """),
     ]
 
-    /// `sql`'s statements: split at each `;` outside a dollar-quoted body (a function's).
+    /// `sql`'s statements: split at each `;` outside a `$$`-quoted body (a function's). Migrations
+    /// quote bodies with `$$` only, and hold no `;` inside string literals.
     static func statements(_ sql: String) -> [String] {
         var statements: [String] = []
         var current = ""

@@ -27,12 +27,12 @@ final class PeerLinkServer: Sendable {
     }
 
     private let channel: any Channel
-    private let open: NIOLockedValueBox<Set<ObjectIdentifier>>
+    private let open: NIOLockedValueBox<[ObjectIdentifier: any Channel]>
 
     /// The address the server listens on (its port the one bound when the setting said 0).
     var localAddress: SocketAddress? { channel.localAddress }
 
-    private init(channel: any Channel, open: NIOLockedValueBox<Set<ObjectIdentifier>>) {
+    private init(channel: any Channel, open: NIOLockedValueBox<[ObjectIdentifier: any Channel]>) {
         self.channel = channel
         self.open = open
     }
@@ -43,7 +43,7 @@ final class PeerLinkServer: Sendable {
     static func start(host: String, port: Int, secret: String, on loop: any EventLoop, logger: Logger,
                       received: @escaping @Sendable (String) -> Void) async throws -> PeerLinkServer {
         let handshake = PeerLinkHandshake(secret: secret)
-        let open = NIOLockedValueBox(Set<ObjectIdentifier>())
+        let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
         let channel = try await ServerBootstrap(group: loop)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -52,14 +52,14 @@ final class PeerLinkServer: Sendable {
                 let id = ObjectIdentifier(channel)
                 let admitted = open.withLockedValue { links in
                     guard links.count < maxLinks else { return false }
-                    links.insert(id)
+                    links[id] = channel
                     return true
                 }
                 guard admitted else {
                     logger.warning("peer link refused: too many links open", metadata: ["limit": "\(maxLinks)"])
                     return channel.close()
                 }
-                channel.closeFuture.whenComplete { _ in _ = open.withLockedValue { $0.remove(id) } }
+                channel.closeFuture.whenComplete { _ in _ = open.withLockedValue { $0.removeValue(forKey: id) } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(PeerFrameDecoder(maxFrameBytes: maxFrameBytes)),
@@ -72,9 +72,10 @@ final class PeerLinkServer: Sendable {
         return PeerLinkServer(channel: channel, open: open)
     }
 
-    /// Stops listening (links already open close with their nodes).
+    /// Stops listening and closes the links open: nothing comes in after it returns.
     func close() async {
         try? await channel.close()
+        for link in open.withLockedValue({ Array($0.values) }) { try? await link.close() }
     }
 }
 
@@ -126,17 +127,21 @@ private final class PeerLinkServerHandler: ChannelInboundHandler {
                 context.writeAndFlush(wrapOutboundOut(PeerLinkHandshake.accepted), promise: nil)
             case .failure(let refusal):
                 logger.warning("peer link refused", metadata: ["peer": "\(context.remoteAddress.map { "\($0)" } ?? "?")", "reason": "\(refusal)"])
+                state = nil
                 context.close(promise: nil)
             }
         case .accepted?:
             received(text)
         case nil:
-            context.close(promise: nil)
+            break  // refused: closing
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.warning("peer link closed", metadata: ["peer": "\(context.remoteAddress.map { "\($0)" } ?? "?")", "error": "\(error)"])
+        // A frame over the limit is the other side's fault; anything else (a reset) is the network's.
+        let level: Logger.Level = error is PeerFrameDecoder.FrameTooLarge ? .warning : .debug
+        logger.log(level: level, "peer link closed", metadata: ["peer": "\(context.remoteAddress.map { "\($0)" } ?? "?")", "error": "\(error)"])
+        state = nil
         context.close(promise: nil)
     }
 

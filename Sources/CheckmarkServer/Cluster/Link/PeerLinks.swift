@@ -229,4 +229,9 @@ private final class PeerLinkClientHandler: ChannelInboundHandler {
         settle(.failure(Failure.closed))
         context.fireChannelInactive()
     }
+
+    /// A connection refused or closed before it was ever active ends here.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        settle(.failure(Failure.closed))
+    }
 }
