@@ -70,6 +70,31 @@ struct PeerLinkTests {
         _ = try? channel.finish()
     }
 
+    /// What a hostile client of the peer port gets: a frame announced over the limit closes its
+    /// connection at once (nothing of it is buffered), and silence after the challenge closes it
+    /// after ``PeerLinkServer/handshakeTimeout``; neither reaches the node.
+    @Test func aClientThatOverstepsOrStaysSilentIsClosed() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let received = NIOLockedValueBox<[String]>([])
+        let server = try await PeerLinkServer.start(host: "127.0.0.1", port: 0, secret: Self.secret, on: loop,
+                                                    logger: Logger(label: "peer-link-test")) { text in received.withLockedValue { $0.append(text) } }
+        let port = server.localAddress?.port ?? 0
+        let oversized = try await ClientBootstrap(group: loop).connect(host: "127.0.0.1", port: port).get()
+        var header = ByteBuffer()
+        header.writeInteger(UInt32(PeerLinkServer.maxFrameBytes + 1))
+        try await oversized.writeAndFlush(header).get()
+        let silent = try await ClientBootstrap(group: loop).connect(host: "127.0.0.1", port: port).get()
+        let started = ContinuousClock.now
+        try await oversized.closeFuture.get()
+        try await silent.closeFuture.get()
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .seconds(4) && waited < .seconds(8), "closed after \(waited)")
+        #expect(received.withLockedValue { $0 }.isEmpty)
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
     /// Regression: a link whose connection was refused left its handshake's promise unfulfilled
     /// (a debug build stops on it); the node goes on sending another way and tries again later.
     @Test func aLinkToANodeThatIsNotListeningFailsQuietly() async throws {

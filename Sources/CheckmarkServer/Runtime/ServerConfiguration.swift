@@ -92,9 +92,7 @@ package struct ServerConfiguration: Sendable {
 
     /// ``peerLink`` as settings for the service (nil when unset or malformed: ``problems()`` says so).
     package var peerLinkSettings: PeerLinkSettings? {
-        guard let peerLink, let colon = peerLink.lastIndex(of: ":"), let port = Int(peerLink[peerLink.index(after: colon)...]) else { return nil }
-        var host = String(peerLink[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let peerLink, let (host, port) = PeerLinkSettings.hostAndPort(peerLink) else { return nil }
         return PeerLinkSettings(host: host, port: port, secret: apiSecret)
     }
 

@@ -7,6 +7,14 @@ package struct PeerLinkSettings: Sendable {
     package var port: Int
     package var secret: String
 
+    /// `HOST:PORT` (an IPv6 host in brackets) as its parts; nil when it is not that.
+    package static func hostAndPort(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
     package init(host: String, port: Int, secret: String) {
         self.host = host
         self.port = port

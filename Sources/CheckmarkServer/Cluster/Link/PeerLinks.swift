@@ -76,30 +76,17 @@ final class PeerLinks: Sendable {
     /// on it before); false when no link is open to it (one is started when `peer` said where it
     /// listens), and the caller sends `message` another way.
     func send(_ message: String, to peer: String) -> Bool {
-        let state = state.value
-        guard !state.closed, let address = state.addresses[peer] else { return false }
-        switch state.links[peer] {
-        case .ready(_, let channel)?:
-            channel.writeAndFlush(message, promise: nil)
-            return true
-        case .connecting?:
-            return false
-        case .failed(_, let until)? where until > .now():
-            return false
-        case .failed?, nil:
-            connect(to: peer, at: address)
-            return false
-        }
+        guard open(to: peer), case .ready(_, let channel)? = state.value.links[peer] else { return false }
+        channel.writeAndFlush(message, promise: nil)
+        return true
     }
 
     private func connect(to peer: String, at address: String) {
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
+        guard let (host, port) = PeerLinkSettings.hostAndPort(address) else {
             state.value.links[peer] = .failed(address: address, until: .distantFuture)
             logger.warning("peer link address is not HOST:PORT", metadata: ["node": "\(peer)", "address": "\(address)"])
             return
         }
-        var host = String(address[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         state.value.links[peer] = .connecting(address: address)
         let handshake = handshake
         let node = node
