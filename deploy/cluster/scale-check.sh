@@ -172,13 +172,14 @@ for count in $counts; do
     acknowledged=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["acknowledged_per_second"])' "$result")
     errors=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["errors"])' "$result")
     per_node=$(python3 -c 'import json,sys; print(" / ".join(str(v) for v in json.loads(sys.argv[1])["per_node"]))' "$result")
+    latency=$(python3 -c 'import json,sys; l = json.loads(sys.argv[1])["latency_ms"]; print("%s / %s / %s" % (l["p50"], l["p90"], l["p99"]))' "$result")
     waits=$(sort -n "$dir/waits" | tail -n 1)
     # The measured part of the load is its last $seconds; commits and CPU cover the warm-up too.
     commits=$(echo "scale=1; ($commits_after - $commits_before) / ($seconds + 3)" | bc)
     cpu=$(echo "scale=0; 100 * ($busy_after - $busy_before) / ($total_after - $total_before)" | bc)
     rate[$count]=$acknowledged
     waits_total=$((waits_total + $(awk '{s += $1} END {print s + 0}' "$dir/waits")))
-    line="N=$count: $acknowledged acknowledged commands/s ($per_node per node), errors $errors; PostgreSQL $commits commits/s; CPU ${cpu}%; advisory-lock waits at most ${waits:-0} in a sample"
+    line="N=$count: $acknowledged acknowledged commands/s ($per_node per node), errors $errors; answered in $latency ms (p50 / p90 / p99); PostgreSQL $commits commits/s; CPU ${cpu}%; advisory-lock waits at most ${waits:-0} in a sample"
     echo "$line"
     echo "$report"
     [ "$cpu" -le 80 ] || echo "  CPU passed 80%: raise DELAY_MS, never lower the gate"

@@ -103,6 +103,7 @@ def run(args):
         for member in members:
             of_user[member].append(cid)
     counts = [[0, 0] for _ in nodes]  # per node: acknowledged, errors
+    latencies = []  # seconds from request to answer of each acknowledged command
     lock = threading.Lock()
     started = time.monotonic()
     measuring_from = started + args.warmup
@@ -124,9 +125,11 @@ def run(args):
                 status, body = http_client.post(f"/channels/messaging/{cid}/read", {})
             if now < measuring_from:
                 continue
+            answered = time.monotonic()
             with lock:
                 if status in (200, 201):
                     counts[node_index][0] += 1
+                    latencies.append(answered - now)
                 else:
                     counts[node_index][1] += 1
                     if len(errors_seen) < 5:
@@ -143,10 +146,12 @@ def run(args):
     for thread in threads:
         thread.join()
     acknowledged = sum(count[0] for count in counts)
+    latencies.sort()
+    percentile = lambda p: round(1000 * latencies[min(len(latencies) - 1, int(p * len(latencies)))], 1) if latencies else None
     print(json.dumps({
         "nodes": len(nodes), "seconds": args.seconds, "acknowledged_per_second": round(acknowledged / args.seconds, 1),
         "per_node": [round(count[0] / args.seconds, 1) for count in counts], "errors": sum(count[1] for count in counts),
-        "first_errors": errors_seen,
+        "first_errors": errors_seen, "latency_ms": {"p50": percentile(0.5), "p90": percentile(0.9), "p99": percentile(0.99)},
     }))
 
 
