@@ -8,11 +8,13 @@ struct CommandCodecTests {
 
     static let commands: [ReceiptsCommand] = [
         .upsertUser(User(id: "u\"1", name: "Ünïcode ✓", image: "https://x/y.png", custom: [("a", .array([.number(1.5), .null, .bool(true)]))],
-                         privacy: PrivacySettings(readReceipts: false, deliveryReceipts: true),
+                         privacy: PrivacySettings(readReceipts: false, deliveryReceipts: true, typingIndicators: false),
                          createdAt: Timestamp(rawValue: 1_763_000_000_000_001), updatedAt: Timestamp(rawValue: 1_763_000_000_000_002))),
         .updateUser(UserPatch(id: "u", set: [("name", .string("N"))], unset: ["image"])),
         .createChannelType(ChannelType(name: "team", readEvents: false, deliveryEvents: true)),
         .updateChannelType(name: "team", readEvents: nil, deliveryEvents: false),
+        .createChannelType(ChannelType(name: "quiet", typingEvents: false, customEvents: false)),
+        .updateChannelType(name: "quiet", readEvents: nil, deliveryEvents: nil, typingEvents: true, customEvents: false),
         .createChannel(cid: cid, createdBy: nil, members: ["a", "b"]),
         .addMembers(cid: cid, userIDs: ["c"]),
         .removeMembers(cid: cid, userIDs: ["a"]),

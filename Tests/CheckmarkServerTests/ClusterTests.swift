@@ -114,6 +114,34 @@ extension EndToEnd {
             await Self.stopAll([nodes[0], nodes[2]], dropping: url)
         }
 
+        /// Typing and custom events reach the watchers on every node (over NOTIFY, and over direct
+        /// links), typing never the sender's own connections, and a closed connection's stop too.
+        @Test(arguments: [false, true])
+        func typingAndCustomEventsReachWatchersOnEveryNode(peerLinks: Bool) async throws {
+            let (url, nodes) = try await Self.startCluster(nodes: 2, peerLinks: peerLinks)
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            try await nodes[0].setUp(users: ["alice", "bob"])
+            let alice = try await nodes[0].connect("alice")
+            let bob = try await nodes[1].connect("bob")
+            let bobElsewhere = try await nodes[0].connect("bob")
+            for connection in [alice, bob, bobElsewhere] { _ = try await connection.watch(Self.general) }
+            try await Task.sleep(for: .milliseconds(peerLinks ? 1500 : 300))  // presence, and the links, settle
+            let path = "/channels/messaging/general/event?api_key=\(TestServer.apiKey)&connection_id=\(bob.connectionID)"
+            let headers = ["Authorization": TestServer.token("bob")]
+            let start = try nodes[1].http("POST", path, body: #"{"event":{"type":"typing.start"}}"#, headers: headers)
+            #expect(start.status == 201, "\(start.body)")
+            #expect(await alice.nextEvent(ofType: ["typing.start"])?.json?["user"]?["id"]?.stringValue == "bob", "across nodes")
+            let custom = try nodes[1].http("POST", path, body: #"{"event":{"type":"ping"}}"#, headers: headers)
+            #expect(custom.status == 201)
+            #expect(await alice.nextEvent(ofType: ["ping"]) != nil)
+            #expect(await bobElsewhere.nextEvent(ofType: ["ping"]) != nil, "custom events reach the sender's connections too")
+            bob.close()
+            #expect(await alice.nextEvent(ofType: ["typing.stop"])?.json?["user"]?["id"]?.stringValue == "bob",
+                    "the closed connection's stop reaches the other node")
+            #expect(await bobElsewhere.drain().filter { $0.type.hasPrefix("typing.") }.isEmpty,
+                    "typing never reaches the sender's own connections, on any node")
+        }
+
         /// A REST call naming a connection another node holds: that node applies it (or refuses it).
         @Test func watchNamingAConnectionOnAnotherNodeTakesEffectThere() async throws {
             let (url, nodes) = try await Self.startCluster(nodes: 2)

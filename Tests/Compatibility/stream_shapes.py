@@ -28,6 +28,8 @@ EVENTS = {
     "message.delivered": "MessageDeliveredEvent",
     "notification.mark_read": "NotificationMarkReadEvent",
     "notification.mark_unread": "NotificationMarkUnreadEvent",
+    "typing.start": "TypingStartEvent",
+    "typing.stop": "TypingStopEvent",
 }
 
 # REST answers (method, path pattern) and their shapes.
@@ -40,6 +42,7 @@ ROUTES = [
     ("POST", re.compile(r"^/channels/delivered$"), "MarkDeliveredResponse"),
     ("GET", re.compile(r"^/unread$"), "WrappedUnreadCountsResponse"),
     ("GET", re.compile(r"^/messages/[^/]+/replies$"), "RepliesResponse"),
+    ("POST", re.compile(r"^/channels/[^/]+/[^/]+/event$"), "EventResponse"),
 ]
 
 # GET /messages/{parent_id}/replies: Stream's GetRepliesResponse, which the file does not list.
@@ -131,7 +134,13 @@ def validate(value, name, path=None):
 # the first (`validate_first_health_check`; test_sdk_keys.py).
 EVENT_CONTRACT = {
     "notification.message_new": [(("channel",), "config", "ChannelResponse")],
+    "typing.start": [((), "user", "UserResponseCommonFields"), ((), "cid", "string")],
+    "typing.stop": [((), "user", "UserResponseCommonFields"), ((), "cid", "string")],
 }
+
+# Stream's own namespaces (as Checkmark reserves them): a frame of any other type is a custom event.
+RESERVED_NAMESPACES = {"app", "channel", "connection", "draft", "health", "member", "message", "notification", "poll",
+                       "reaction", "reminder", "thread", "typing", "user", "user_group"}
 
 
 def validate_first_health_check(event):
@@ -150,6 +159,9 @@ def validate_event(event):
     EVENT_CONTRACT required too; others (replies, errors, Checkmark's channel.resumed) are not
     Stream's and pass."""
     name = EVENTS.get(event.get("type")) if isinstance(event, dict) else None
+    if name is None and isinstance(event, dict) and isinstance(event.get("type"), str) and "cid" in event \
+            and event["type"].split(".")[0] not in RESERVED_NAMESPACES:
+        name = "CustomEvent"
     if name is None:
         return []
     errors = validate(event, name, event["type"])

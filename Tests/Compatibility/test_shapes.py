@@ -154,6 +154,12 @@ def test_every_route_and_every_event_has_streams_shape(client, users, listen, re
     channel.get_replies(parent["id"], limit=1, id_gt=replies[0]["id"])
     client.get("unread", params={"user_id": ben})
     client.get("unread", params={"user_id": pri})
+    # Typing (with and without a thread) and a custom event: never stored, same shapes.
+    channel.send_event({"type": "typing.start", "parent_id": parent["id"]}, ben)
+    channel.send_event({"type": "typing.stop", "parent_id": parent["id"]}, ben)
+    channel.send_event({"type": "typing.start"}, ben)
+    channel.send_event({"type": "typing.stop"}, ben)
+    channel.send_event({"type": "friendship_request", "text": "hi"}, ann)
 
     received = dict(zip(list(sockets) + ["elsewhere"], drain(list(sockets.values()) + [elsewhere])))
     frames = [frame for got in received.values() for frame in got]

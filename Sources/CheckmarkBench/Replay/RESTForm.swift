@@ -14,6 +14,7 @@ enum RESTForm {
             fields.append(("privacy_settings", .object([
                 ("read_receipts", .object([("enabled", .bool(user.privacy.readReceipts))])),
                 ("delivery_receipts", .object([("enabled", .bool(user.privacy.deliveryReceipts))])),
+                ("typing_indicators", .object([("enabled", .bool(user.privacy.typingIndicators))])),
             ])))
             return ("POST", "/users", .object([("users", .object([(user.id, .object(fields))]))]))
         case .updateUser(let patch):
@@ -23,11 +24,14 @@ enum RESTForm {
         case .createChannelType(let type):
             return ("POST", "/channeltypes", .object([
                 ("name", .string(type.name)), ("read_events", .bool(type.readEvents)), ("delivery_events", .bool(type.deliveryEvents)),
+                ("typing_events", .bool(type.typingEvents)), ("custom_events", .bool(type.customEvents)),
             ]))
-        case .updateChannelType(let name, let read, let delivery):
+        case .updateChannelType(let name, let read, let delivery, let typing, let custom):
             var fields: [(String, JSONValue)] = []
             if let read { fields.append(("read_events", .bool(read))) }
             if let delivery { fields.append(("delivery_events", .bool(delivery))) }
+            if let typing { fields.append(("typing_events", .bool(typing))) }
+            if let custom { fields.append(("custom_events", .bool(custom))) }
             return ("PUT", "/channeltypes/\(name)", .object(fields))
         case .createChannel(let cid, let createdBy, let members):
             var data: [(String, JSONValue)] = [("members", .array(members.map { .string($0) }))]

@@ -6,7 +6,7 @@ public enum ReceiptsCommand: Sendable, Hashable {
     case updateUser(UserPatch)
     case createChannelType(ChannelType)
     /// Changes the flags of an existing type; nil leaves a flag as it is.
-    case updateChannelType(name: String, readEvents: Bool?, deliveryEvents: Bool?)
+    case updateChannelType(name: String, readEvents: Bool?, deliveryEvents: Bool?, typingEvents: Bool? = nil, customEvents: Bool? = nil)
     /// Creates a channel with its first members, or does nothing if it exists.
     case createChannel(cid: ChannelCID, createdBy: String?, members: [String])
     case addMembers(cid: ChannelCID, userIDs: [String])

@@ -72,6 +72,23 @@ extension ReceiptsEngine {
         return recipients
     }
 
+    /// The watchers of `cid` a signal reaches: all of them, or all but `excluded`'s connections; none
+    /// when the channel is not in memory (nobody watches a dormant channel).
+    public func signalRecipients(in cid: ChannelCID, excluding excluded: String?) -> [Recipient] {
+        channels[cid].map { signalRecipients(of: $0, excluding: excluded) } ?? []
+    }
+
+    /// The watchers of the channel a signal reaches: all of them, or all but `excluded`'s connections.
+    func signalRecipients(of channel: Channel, excluding excluded: String?) -> [Recipient] {
+        var recipients: [Recipient] = []
+        recipients.reserveCapacity(channel.watchers.count)
+        for watcher in channel.watchers where watcher.userID != excluded {
+            recipients.append(Recipient(connection: watcher.connection, connectionID: connections.id(of: watcher.connection),
+                                        userID: watcher.userID, counts: nil))
+        }
+        return recipients
+    }
+
     /// Every connection of one user, with their totals when `withCounts`.
     func ownRecipients(of userID: String, withCounts: Bool) -> [Recipient] {
         connections(of: userID).map {

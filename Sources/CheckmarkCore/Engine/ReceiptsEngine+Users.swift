@@ -51,12 +51,13 @@ extension ReceiptsEngine {
         }
     }
 
-    /// Reads `{"read_receipts": {"enabled": bool}, "delivery_receipts": {"enabled": bool}}`; absent
-    /// parts keep their current value.
+    /// Reads `{"read_receipts": {"enabled": bool}, "delivery_receipts": {"enabled": bool},
+    /// "typing_indicators": {"enabled": bool}}`; absent parts keep their current value.
     public static func privacy(from value: JSONValue, current: PrivacySettings = .init()) throws(ReceiptsError) -> PrivacySettings {
         guard case .object = value else { throw .invalidArgument("privacy_settings must be an object") }
         var result = current
-        for (key, flag) in [("read_receipts", \PrivacySettings.readReceipts), ("delivery_receipts", \PrivacySettings.deliveryReceipts)] {
+        for (key, flag) in [("read_receipts", \PrivacySettings.readReceipts), ("delivery_receipts", \PrivacySettings.deliveryReceipts),
+                            ("typing_indicators", \PrivacySettings.typingIndicators)] {
             guard let part = value[key] else { continue }
             if case .null = part { continue }
             guard let enabled = part["enabled"]?.boolValue else {
@@ -78,10 +79,13 @@ extension ReceiptsEngine {
         return ReceiptsOutcome(result: .channelType(stored))
     }
 
-    mutating func updateChannelType(_ name: String, readEvents: Bool?, deliveryEvents: Bool?, at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
+    mutating func updateChannelType(_ name: String, readEvents: Bool?, deliveryEvents: Bool?, typingEvents: Bool?, customEvents: Bool?,
+                                    at now: Timestamp) throws(ReceiptsError) -> ReceiptsOutcome {
         guard var type = channelTypes[name] else { throw .unknownChannelType(name) }
         if let readEvents { type.readEvents = readEvents }
         if let deliveryEvents { type.deliveryEvents = deliveryEvents }
+        if let typingEvents { type.typingEvents = typingEvents }
+        if let customEvents { type.customEvents = customEvents }
         type.updatedAt = now
         channelTypes[name] = type
         touched.channelTypes.insert(name)

@@ -83,8 +83,9 @@ public struct ReceiptsEngine: Sendable {
             case .upsertUser(let user): return .success(try upsertUser(user, at: now))
             case .updateUser(let patch): return .success(try updateUser(patch, at: now))
             case .createChannelType(let type): return .success(try createChannelType(type, at: now))
-            case .updateChannelType(let name, let read, let delivery):
-                return .success(try updateChannelType(name, readEvents: read, deliveryEvents: delivery, at: now))
+            case .updateChannelType(let name, let read, let delivery, let typing, let custom):
+                return .success(try updateChannelType(name, readEvents: read, deliveryEvents: delivery, typingEvents: typing,
+                                                      customEvents: custom, at: now))
             case .createChannel(let cid, let createdBy, let members):
                 return .success(try createChannel(cid, createdBy: createdBy, members: members, at: now))
             case .addMembers(let cid, let ids): return .success(try addMembers(cid, ids, at: now))

@@ -8,6 +8,8 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownConnection(String)
     /// The user is not a member of the channel.
     case notAMember(user: String, cid: ChannelCID)
+    /// The channel type has the feature off (`custom_events`); the text says which.
+    case notAllowed(String)
     /// Mark unread reaches only the channel's last ``ReceiptsEngine/markUnreadWindow`` messages.
     case messageTooOld(String)
     case duplicate(String)
@@ -35,6 +37,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownMessage: "unknown_message"
         case .unknownConnection: "unknown_connection"
         case .notAMember: "not_a_member"
+        case .notAllowed: "not_allowed"
         case .messageTooOld: "message_too_old"
         case .duplicate: "duplicate"
         case .tooManyWatchedChannels: "too_many_watched_channels"
@@ -52,6 +55,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownMessage(let id): "message \(id) does not exist"
         case .unknownConnection(let id): "connection \(id) does not exist"
         case .notAMember(let user, let cid): "user \(user) is not a member of channel \(cid)"
+        case .notAllowed(let text): text
         case .messageTooOld(let id): "message \(id) is not among the channel's last \(ReceiptsEngine.markUnreadWindow) messages"
         case .duplicate(let what): "\(what) already exists"
         case .tooManyWatchedChannels(let limit): "a connection may watch at most \(limit) channels"

@@ -49,10 +49,14 @@ package enum CommandCodec {
             w.field("name", type.name)
             w.field("read_events", type.readEvents)
             w.field("delivery_events", type.deliveryEvents)
-        case .updateChannelType(let name, let read, let delivery):
+            w.field("typing_events", type.typingEvents)
+            w.field("custom_events", type.customEvents)
+        case .updateChannelType(let name, let read, let delivery, let typing, let custom):
             w.field("name", name)
             if let read { w.field("read_events", read) }
             if let delivery { w.field("delivery_events", delivery) }
+            if let typing { w.field("typing_events", typing) }
+            if let custom { w.field("custom_events", custom) }
         case .createChannel(let cid, let createdBy, let members):
             w.field("cid", cid.description)
             w.fieldIfPresent("created_by_id", createdBy)
@@ -145,11 +149,13 @@ package enum CommandCodec {
         case "create_channel_type":
             return .createChannelType(ChannelType(
                 name: try string(json, "name"), readEvents: json["read_events"]?.boolValue ?? true,
-                deliveryEvents: json["delivery_events"]?.boolValue ?? false))
+                deliveryEvents: json["delivery_events"]?.boolValue ?? false, typingEvents: json["typing_events"]?.boolValue ?? true,
+                customEvents: json["custom_events"]?.boolValue ?? true))
         case "update_channel_type":
             return .updateChannelType(
                 name: try string(json, "name"), readEvents: json["read_events"]?.boolValue,
-                deliveryEvents: json["delivery_events"]?.boolValue)
+                deliveryEvents: json["delivery_events"]?.boolValue, typingEvents: json["typing_events"]?.boolValue,
+                customEvents: json["custom_events"]?.boolValue)
         case "create_channel":
             return .createChannel(cid: try cid(json), createdBy: json["created_by_id"]?.stringValue, members: try strings(json, "members"))
         case "add_members":
@@ -216,6 +222,7 @@ package enum CommandCodec {
         w.value(.object(user.custom))
         w.field("read_receipts", user.privacy.readReceipts)
         w.field("delivery_receipts", user.privacy.deliveryReceipts)
+        w.field("typing_indicators", user.privacy.typingIndicators)
         w.field("created_at", Int(user.createdAt.rawValue))
         w.field("updated_at", Int(user.updatedAt.rawValue))
         w.endObject()
@@ -227,7 +234,8 @@ package enum CommandCodec {
             custom: json["custom"]?.objectValue ?? [],
             privacy: PrivacySettings(
                 readReceipts: json["read_receipts"]?.boolValue ?? true,
-                deliveryReceipts: json["delivery_receipts"]?.boolValue ?? true),
+                deliveryReceipts: json["delivery_receipts"]?.boolValue ?? true,
+                typingIndicators: json["typing_indicators"]?.boolValue ?? true),
             createdAt: Timestamp(rawValue: Int64(json["created_at"]?.intValue ?? 0)),
             updatedAt: Timestamp(rawValue: Int64(json["updated_at"]?.intValue ?? 0)))
     }

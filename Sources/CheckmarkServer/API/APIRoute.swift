@@ -10,7 +10,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
     // Channels. Literal segments come before `{id}` so that `/channels/{type}/query` is not an update.
     case queryChannels, markAllRead, markDelivered, queryDistinctChannel, queryChannel, updateChannel
     // Messages and confirmations in a channel.
-    case sendMessage, markRead, markUnread, stopWatching, messageReceipts
+    case sendMessage, markRead, markUnread, stopWatching, messageReceipts, sendEvent
     // Threads.
     case replies
     // Unread counts.
@@ -47,7 +47,21 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .stopWatching: "/channels/{type}/{id}/stop-watching"
         case .replies: "/messages/{parent_id}/replies"
         case .messageReceipts: "/channels/{type}/{id}/messages/{message_id}/receipts"
+        case .sendEvent: "/channels/{type}/{id}/event"
         case .unreadCounts: "/unread"
+        }
+    }
+
+    /// The status of a successful answer: 201 for what Stream's description answers with 201
+    /// (`SendEvent`), 200 otherwise.
+    package var successStatus: Int {
+        switch self {
+        case .sendEvent: 201
+        case .connect, .healthz, .readyz, .metrics, .upsertUsers, .updateUsersPartial, .createChannelType, .listChannelTypes,
+             .getChannelType, .updateChannelType, .queryChannels, .markAllRead, .markDelivered, .queryDistinctChannel,
+             .queryChannel, .updateChannel, .sendMessage, .markRead, .markUnread, .stopWatching, .messageReceipts, .replies,
+             .unreadCounts:
+            200
         }
     }
 

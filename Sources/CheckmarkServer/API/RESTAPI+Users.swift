@@ -67,12 +67,15 @@ extension RESTAPI {
 
     // MARK: Channel types
 
-    /// `{name, read_events?, delivery_events?}`; other Stream settings are accepted and ignored.
+    /// `{name, read_events?, delivery_events?, typing_events?, custom_events?}`; other Stream settings
+    /// are accepted and ignored.
     func createChannelType(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         try call.caller.requireServer("creating a channel type")
         guard let name = try RequestFields.optionalString(call.body, "name") else { throw .invalid("name is required") }
         let type = ChannelType(name: name, readEvents: try RequestFields.optionalBool(call.body, "read_events") ?? true,
-                               deliveryEvents: try RequestFields.optionalBool(call.body, "delivery_events") ?? false)
+                               deliveryEvents: try RequestFields.optionalBool(call.body, "delivery_events") ?? false,
+                               typingEvents: try RequestFields.optionalBool(call.body, "typing_events") ?? true,
+                               customEvents: try RequestFields.optionalBool(call.body, "custom_events") ?? true)
         return service.submit(.createChannelType(type)).map(Self.channelTypeObject)
     }
 
@@ -80,7 +83,9 @@ extension RESTAPI {
         try call.caller.requireServer("updating a channel type")
         let name = call.parameters["name"] ?? ""
         return service.submit(.updateChannelType(name: name, readEvents: try RequestFields.optionalBool(call.body, "read_events"),
-                                                 deliveryEvents: try RequestFields.optionalBool(call.body, "delivery_events")))
+                                                 deliveryEvents: try RequestFields.optionalBool(call.body, "delivery_events"),
+                                                 typingEvents: try RequestFields.optionalBool(call.body, "typing_events"),
+                                                 customEvents: try RequestFields.optionalBool(call.body, "custom_events")))
             .map(Self.channelTypeObject)
     }
 

@@ -18,6 +18,11 @@ struct RESTAPI: Sendable {
     var jsonLimits: JSONLimits = .default
     /// Each user token's request rate (429 past it).
     var rateLimiter = RESTRateLimiter(rate: 100, burst: 200)
+    /// Each connection's typing and custom events (each user's, for events sent without a connection
+    /// id): `channel_events_per_second`, `channel_event_burst` (429 past it).
+    var eventRateLimiter = RESTRateLimiter(rate: 10, burst: 20)
+    /// Largest custom event, in bytes (`max_custom_event`; 400 past it).
+    var maxCustomEventBytes = 5 << 10
     /// Where refused requests are logged (rate-limited).
     var refusals: RefusalLog?
     /// Where refused credentials are counted.
@@ -79,7 +84,7 @@ struct RESTAPI: Sendable {
         }
         let known = caller
         return future.hop(to: eventLoop)
-            .map { Answer(response: Self.ok($0, since: started), caller: known) }
+            .map { Answer(response: Self.ok($0, since: started, status: route.successStatus), caller: known) }
             .recover { failure in
                 let error = WireError(any: failure)
                 refused(error, known)
@@ -105,6 +110,7 @@ struct RESTAPI: Sendable {
         case .markDelivered: try markDelivered(call)
         case .stopWatching: try stopWatching(call)
         case .messageReceipts: try messageReceipts(call)
+        case .sendEvent: try sendEvent(call)
         case .replies: try replies(call)
         case .unreadCounts: try unreadCounts(call)
         case .connect, .healthz, .readyz, .metrics: throw .notFound("\(route.template) is not a REST route")
@@ -139,13 +145,13 @@ struct RESTAPI: Sendable {
 
     // MARK: Responses
 
-    /// A 200 with `json` (an object) and `duration` added.
-    static func ok(_ json: [UInt8], since started: NIODeadline) -> HTTPResponse {
+    /// A 200 (or `status`) with `json` (an object) and `duration` added.
+    static func ok(_ json: [UInt8], since started: NIODeadline, status: Int = 200) -> HTTPResponse {
         var buffer = ByteBuffer()
         buffer.writeBytes(json.dropLast())
         if json.count > 2 { buffer.writeStaticString(",") }
         buffer.writeString(#""duration":"\#(duration(since: started))"}"#)
-        return .json(200, buffer)
+        return .json(status, buffer)
     }
 
     static func error(_ error: WireError, since started: NIODeadline) -> HTTPResponse {

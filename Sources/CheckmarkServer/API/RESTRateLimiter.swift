@@ -19,11 +19,16 @@ final class RESTRateLimiter: Sendable {
     /// Whether `caller` may make one more request now.
     func admit(_ caller: RESTCaller, now: NIODeadline = .now()) -> Bool {
         guard case .user(let user) = caller else { return true }
-        return buckets.withLockedValue { buckets in
-            if buckets[user] == nil, buckets.count >= Self.maxTrackedCallers {
+        return admit(key: user, now: now)
+    }
+
+    /// Whether the bucket `key` (a user, a connection) may take one more request now.
+    func admit(key: String, now: NIODeadline = .now()) -> Bool {
+        buckets.withLockedValue { buckets in
+            if buckets[key] == nil, buckets.count >= Self.maxTrackedCallers {
                 buckets = buckets.filter { !$0.value.isFull(now: now) }
             }
-            return buckets[user, default: TokenBucket(rate: rate, burst: burst, now: now)].take(now: now)
+            return buckets[key, default: TokenBucket(rate: rate, burst: burst, now: now)].take(now: now)
         }
     }
 }

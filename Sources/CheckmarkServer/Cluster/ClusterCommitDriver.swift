@@ -183,6 +183,28 @@ final class ClusterCommitDriver: Sendable {
         if unreached { tellPeers([PeerMessage.committed(from: nodeID, seq: last).encoded], about: "cannot announce a commit") }
     }
 
+    // MARK: Typing and custom events
+
+    /// Tells the other nodes of a typing or custom event this node decided and sent to its own
+    /// watchers (``PeerMessage/signal(from:cid:user:excludesSender:event:)``): over the direct links
+    /// when every live node is linked, through NOTIFY otherwise. One too large for the way it would go
+    /// (a link's frame, or a notification's payload) reaches this node's watchers only, and is logged.
+    func relay(signal event: [UInt8], cid: ChannelCID, user: String, excludesSender: Bool) {
+        let message = PeerMessage.signal(from: nodeID, cid: cid, user: user, excludesSender: excludesSender,
+                                         event: String(decoding: event, as: UTF8.self)).encoded
+        if let peers = linkedPeers(), message.utf8.count <= PeerLinkServer.maxFrameBytes {
+            var unreached = false
+            for peer in peers where links?.send(message, to: peer) != true { unreached = true }
+            guard unreached else { return }
+        }
+        guard message.utf8.count <= type(of: shared).maxPeerMessageBytes else {
+            logger.warning("a typing or custom event too large for a peer message reached only this node's watchers",
+                           metadata: ["cid": "\(cid)", "bytes": "\(message.utf8.count)"])
+            return
+        }
+        tellPeers([message], about: "cannot relay a typing or custom event")
+    }
+
     // MARK: Other nodes' connections
 
     /// Asks the node holding `connectionID` to apply `command`; completes with its answer, or with
@@ -260,6 +282,9 @@ final class ClusterCommitDriver: Sendable {
             guard from != nodeID else { return }
             shared.committedElsewhere(entries)
             service.applyPushed(entries, clusterSeen: cluster)
+        case .signal(let from, let cid, let user, let excludesSender, let event):
+            guard from != nodeID else { return }
+            service.deliverRelayed(Array(event.utf8), cid: cid, user: user, excludesSender: excludesSender)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())

@@ -75,6 +75,7 @@ extension PeerMessage {
         case .unknownMessage(let id): w.field("error", "unknown_message"); w.field("a", id)
         case .unknownConnection(let id): w.field("error", "unknown_connection"); w.field("a", id)
         case .notAMember(let user, let cid): w.field("error", "not_a_member"); w.field("user", user); w.field("cid", cid.description)
+        case .notAllowed(let text): w.field("error", "not_allowed"); w.field("a", text)
         case .messageTooOld(let id): w.field("error", "message_too_old"); w.field("a", id)
         case .duplicate(let what): w.field("error", "duplicate"); w.field("a", what)
         case .tooManyWatchedChannels(let limit): w.field("error", "too_many_watched_channels"); w.field("n", limit)
@@ -101,6 +102,7 @@ extension PeerMessage {
         case "not_a_member":
             guard let user, let cid else { return nil }
             return .notAMember(user: user, cid: cid)
+        case "not_allowed": return a.map(ReceiptsError.notAllowed)
         case "message_too_old": return a.map(ReceiptsError.messageTooOld)
         case "duplicate": return a.map(ReceiptsError.duplicate)
         case "too_many_watched_channels": return n.map { .tooManyWatchedChannels(limit: $0) }

@@ -29,6 +29,10 @@ enum PeerMessage: Sendable, Equatable {
     /// over direct links in place of the commit's NOTIFY, so that the other nodes apply them
     /// without reading the journal (once they stand at `cluster` there too).
     case entries(from: String, cluster: Int64, entries: [JournalEntry])
+    /// Node `from` sent a typing or custom event of `user` in `cid` to its watchers of the channel
+    /// (``ChannelSignals`` decided it there); `event` is the JSON they got. Every other node sends it
+    /// to its own watchers of `cid`, all but `user`'s connections when `excludesSender` (typing).
+    case signal(from: String, cid: ChannelCID, user: String, excludesSender: Bool, event: String)
     /// Node `to`'s forwarded command `id` ended so; `body` is the REST answer it asked for (nil when
     /// not asked for, not made, or too large for a peer message).
     case forwarded(to: String, id: Int, answer: ForwardAnswer, body: String?)
@@ -45,6 +49,7 @@ enum PeerMessage: Sendable, Equatable {
         case .entries: "entries"
         case .forward: "forward"
         case .forwarded: "forwarded"
+        case .signal: "signal"
         }
     }
 
@@ -91,6 +96,13 @@ enum PeerMessage: Sendable, Equatable {
             w.beginArray()
             for user in users { w.string(user) }
             w.endArray()
+        case .signal(let from, let cid, let user, let excludesSender, let event):
+            w.field("kind", "signal")
+            w.field("node", from)
+            w.field("cid", cid.description)
+            w.field("user", user)
+            w.field("excludes_sender", excludesSender)
+            w.field("event", event)
         case .alive(let from, let link):
             w.field("kind", "alive")
             w.field("node", from)
@@ -158,6 +170,11 @@ enum PeerMessage: Sendable, Equatable {
             return
         case "alive":
             self = .alive(from: node, link: json["link"]?.stringValue)
+            return
+        case "signal":
+            guard let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init), let user = json["user"]?.stringValue,
+                  let excludesSender = json["excludes_sender"]?.boolValue, let event = json["event"]?.stringValue else { return nil }
+            self = .signal(from: node, cid: cid, user: user, excludesSender: excludesSender, event: event)
             return
         case "hello":
             self = .hello(from: node, link: json["link"]?.stringValue)

@@ -19,7 +19,7 @@ struct CommandFacts {
             w.value(.object(patch.set))
             detail = String(decoding: w.bytes, as: UTF8.self)
         case .createChannelType(let type): detail = type.name
-        case .updateChannelType(let name, _, _): detail = name
+        case .updateChannelType(let name, _, _, _, _): detail = name
         case .createChannel(let cid, let by, let members):
             channels = [cid]
             users = Set(members + (by.map { [$0] } ?? []))

@@ -40,6 +40,9 @@ package enum ConfigurationLoader {
         ("refusal_log_lines_per_second", "refusal lines logged per second at most, the rest counted as suppressed (default 20)"),
         ("rest_requests_per_second", "REST requests per second one user token may make; server tokens are not limited (default 100)"),
         ("rest_request_burst", "REST requests one user token may make at once above the rate, 429 past it (default 200)"),
+        ("channel_events_per_second", "typing and custom events per second one connection may send (one user without a connection id); server tokens are not limited (default 10)"),
+        ("channel_event_burst", "typing and custom events one connection may send at once above the rate, 429 past it (default 20)"),
+        ("max_custom_event", "largest custom event (its JSON without the user Checkmark adds) in bytes, 400 past it (default 5120)"),
         ("max_user_profile", "largest user profile (name, image, custom fields) in bytes, 400 past it; equal on every node (default 5120)"),
         ("channel_state_cache", "bytes of channel members, read states and messages kept encoded between watches, 0 keeps none (default 16777216)"),
         ("message_window", "newest messages of each channel whose texts stay in memory; older texts are read from storage when a page asks (default 100)"),
@@ -68,7 +71,8 @@ package enum ConfigurationLoader {
         "slow_consumer_grace": .milliseconds, "max_resume_events": .count, "max_message_size": .bytes,
         "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
         "max_pipelined_bytes": .bytes, "accept_backoff": .milliseconds, "token_clock_skew": .seconds, "refusal_log_lines_per_second": .count,
-        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes, "channel_state_cache": .bytes,
+        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes,
+        "channel_events_per_second": .count, "channel_event_burst": .count, "max_custom_event": .bytes, "channel_state_cache": .bytes,
         "message_window": .count, "channel_idle_timeout": .seconds,
         "wal_checkpoint_pages": .count, "max_wal_pages": .count, "sqlite_cache": .bytes,
         "json_max_depth": .count, "json_max_keys": .count, "json_max_string": .bytes, "keepalive": .seconds,
@@ -269,6 +273,9 @@ package enum ConfigurationLoader {
         case "refusal_log_lines_per_second": c.refusalLogLinesPerSecond = try int()
         case "rest_requests_per_second": c.restRequestsPerSecond = try int()
         case "rest_request_burst": c.restRequestBurst = try int()
+        case "channel_events_per_second": c.channelEventsPerSecond = try int()
+        case "channel_event_burst": c.channelEventBurst = try int()
+        case "max_custom_event": c.maxCustomEventBytes = try int()
         case "json_max_depth": c.gateway.json.maxDepth = try int()
         case "json_max_keys": c.gateway.json.maxKeysPerObject = try int()
         case "json_max_string": c.gateway.json.maxStringBytes = try int()
@@ -318,6 +325,9 @@ extension ConfigurationLoader {
         case "refusal_log_lines_per_second": "\(c.refusalLogLinesPerSecond)"
         case "rest_requests_per_second": "\(c.restRequestsPerSecond)"
         case "rest_request_burst": "\(c.restRequestBurst)"
+        case "channel_events_per_second": "\(c.channelEventsPerSecond)"
+        case "channel_event_burst": "\(c.channelEventBurst)"
+        case "max_custom_event": "\(c.maxCustomEventBytes)"
         case "max_user_profile": "\(c.maxUserProfileBytes)"
         case "channel_state_cache": "\(c.channelStateCacheBytes)"
         case "message_window": "\(c.messageWindow)"

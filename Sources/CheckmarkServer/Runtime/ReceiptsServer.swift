@@ -112,6 +112,8 @@ package final class ReceiptsServer: Sendable {
         let rest = RESTAPI(service: service, apiKey: configuration.apiKey, apiSecret: configuration.apiSecret,
                            jsonLimits: configuration.gateway.json,
                            rateLimiter: RESTRateLimiter(rate: configuration.restRequestsPerSecond, burst: configuration.restRequestBurst),
+                           eventRateLimiter: RESTRateLimiter(rate: configuration.channelEventsPerSecond, burst: configuration.channelEventBurst),
+                           maxCustomEventBytes: configuration.maxCustomEventBytes,
                            refusals: refusals, metrics: metrics, tokenClockSkewSeconds: Double(configuration.tokenClockSkewSeconds))
         let routes = CheckmarkRoutes(
             gateway: gateway, rest: rest, registry: configuration.metricsEnabled ? registry : nil,

@@ -50,6 +50,12 @@ package struct ServerConfiguration: Sendable {
     /// REST requests per second one user token may make on average, and at once (429 past them).
     package var restRequestsPerSecond = 100
     package var restRequestBurst = 200
+    /// Typing and custom events per second one connection (one user, without a connection id) may
+    /// send on average, and at once (429 past them). Server tokens are not limited.
+    package var channelEventsPerSecond = 10
+    package var channelEventBurst = 20
+    /// Largest custom event (its JSON as sent, without the user Checkmark adds), in bytes; 400 past it.
+    package var maxCustomEventBytes = 5 << 10
     /// Largest user profile (name, image, custom fields), in bytes; 400 past it. Equal on every node.
     package var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
     /// Bytes of channel states' member, read-state and message lists kept encoded between watches; 0 keeps none.
@@ -144,6 +150,8 @@ package struct ServerConfiguration: Sendable {
             ("max_pipelined_bytes", maxPipelinedBytes), ("accept_backoff", acceptBackoffMilliseconds),
             ("refusal_log_lines_per_second", refusalLogLinesPerSecond),
             ("rest_requests_per_second", restRequestsPerSecond), ("rest_request_burst", restRequestBurst),
+            ("channel_events_per_second", channelEventsPerSecond), ("channel_event_burst", channelEventBurst),
+            ("max_custom_event", maxCustomEventBytes),
             ("shutdown_timeout", shutdownTimeoutSeconds), ("message_window", messageWindow),
         ] where value <= 0 {
             problems.append((key, "\(key) must be positive, not \(value)"))

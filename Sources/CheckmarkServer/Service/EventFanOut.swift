@@ -73,6 +73,32 @@ struct EventFanOut: Sendable {
         }
     }
 
+    /// Sends a signal (typing, a custom event: never stored) to its `recipients` among `connections`;
+    /// each loop gets one task.
+    func send(signal: SharedEvent, to recipients: [Recipient], among connections: [OpenConnection]) {
+        metrics.fannedOut(type: ServiceMetrics.signalType(signal.type), recipients: recipients.count)
+        var loops: [(loop: any EventLoop, id: ObjectIdentifier, targets: [FanOutFrames.Target])] = []
+        for recipient in recipients {
+            guard let slot = OpenConnection.index(of: recipient.connection, in: connections),
+                  let sink = connections[slot].sink, let loop = connections[slot].loop else { continue }
+            let target: FanOutFrames.Target = (sink, nil, connections[slot].windowBits)
+            if let index = loops.firstIndex(where: { $0.id == loop }) {
+                loops[index].targets.append(target)
+            } else {
+                loops.append((sink.eventLoop, loop, [target]))
+            }
+        }
+        let compression = self.compression
+        let framesOut = metrics.framesOut
+        for (loop, _, targets) in loops {
+            let transfer = UnsafeTransfer(targets)
+            loop.execute {
+                let queued = FanOutFrames.deliver(signal, to: transfer.wrappedValue, compression: compression)
+                if queued > 0 { framesOut.increment(by: Int64(queued)) }
+            }
+        }
+    }
+
     private func count(_ event: borrowing ReceiptsEvent, _ shared: borrowing SharedEvent) {
         metrics.fannedOut(type: shared.type, recipients: event.recipients.count)
         switch event.payload {

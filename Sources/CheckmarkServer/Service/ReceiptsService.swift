@@ -108,6 +108,8 @@ package final class ReceiptsService: Sendable {
         var channelJSON = ChannelJSONCache()
         /// The channel objects the journal keeps once, for the next event that carries the same bytes.
         var channelObjects = ChannelObjectLedger()
+        /// Who is shown typing where, for the stops a closing connection owes (typing and custom events).
+        var signals = ChannelSignals()
         let tracer: CommandTracer
         var drained: [EventLoopPromise<Void>] = []
         /// Commands and reads waiting for archived texts (``readArchived(_:next:)``), which a drain
@@ -727,7 +729,10 @@ package final class ReceiptsService: Sendable {
             // apart, so a cluster node notes each stream (about 2 KB, shared until its next entry).
             let opening: ConnectionOpening = cluster == nil ? .afterEvent(state.lastEventSeq) : .afterStreams(state.streamSeqs)
             state.connections[handle.index] = OpenConnection(sink: sink, openedAt: opening, serial: handle.serial)
-        case .disconnect:
+        case .disconnect(let connectionID):
+            // A connection that closes while shown typing ends it for the channel's watchers.
+            let now = Timestamp(rawValue: WallClock.now().rawValue)
+            for stop in state.signals.connectionClosed(connectionID, engine: state.engine, at: now) { _ = deliver(stop) }
             guard let closing, OpenConnection.find(closing, in: state.connections) != nil else { return }
             state.connections[closing.index] = .empty
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
@@ -940,6 +945,75 @@ package final class ReceiptsService: Sendable {
             case .failure(let error):
                 self.carryOut(self.state.value.sequencer.batchFailed((error as? StorageError) ?? .commitFailed(reason: "\(error)")))
             }
+        }
+    }
+
+    // MARK: Typing and custom events
+
+    /// Sends `signal` of `userID` in `cid` (typing, a custom event) to the watchers of the channel on
+    /// this node that it reaches now, as ``ChannelSignals`` decides; `connectionID` names the sending
+    /// connection (ignored unless it is the user's, open here: its close then ends the typing).
+    /// Completes with the event's JSON as recipients get it. Never stored, never waits for a commit.
+    /// - Throws: the refusals of ``ChannelSignals/decide(_:from:in:connectionID:engine:at:)``;
+    ///   `storage_unavailable` when the dormant channel cannot be loaded or storage failed;
+    ///   `shutting_down` while draining.
+    package func send(_ signal: ChannelSignal, from userID: String, in cid: ChannelCID, connectionID: String?) -> EventLoopFuture<[UInt8]> {
+        let promise = engineLoop.makePromise(of: [UInt8].self)
+        engineLoop.execute { self.send(signal, from: userID, in: cid, connectionID: connectionID, loaded: false, promise: promise) }
+        return promise.futureResult
+    }
+
+    private func send(_ signal: ChannelSignal, from userID: String, in cid: ChannelCID, connectionID: String?, loaded: Bool,
+                      promise: EventLoopPromise<[UInt8]>) {
+        schedule(lock: .none) {
+            let state = self.state.value
+            if let refusal = state.sequencer.admission(isDisconnect: false) { return promise.fail(refusal) }
+            let sender = connectionID.flatMap { state.engine.connections[$0] == userID ? $0 : nil }
+            let now = Timestamp(rawValue: WallClock.now().rawValue)
+            do throws(ReceiptsError) {
+                let delivery = try state.signals.decide(signal, from: userID, in: cid, connectionID: sender, engine: state.engine, at: now)
+                promise.succeed(self.deliver(delivery))
+            } catch .channelsNotLoaded(let cids) where !loaded {
+                self.loadChannels(cids) { result in
+                    switch result {
+                    case .success: self.send(signal, from: userID, in: cid, connectionID: connectionID, loaded: true, promise: promise)
+                    case .failure(let error): promise.fail(ServiceError.storage(error))
+                    }
+                }
+            } catch {
+                self.metrics.rejected(error)
+                promise.fail(ServiceError.rejected(error))
+            }
+        }
+    }
+
+    /// Sends `delivery` to its recipients open on this node and, in a cluster, has the other nodes
+    /// send it to theirs; returns its JSON.
+    private func deliver(_ delivery: SignalDelivery) -> [UInt8] {
+        let encoded = StreamJSON.encode(signal: delivery)
+        if let suppressed = delivery.suppressed {
+            metrics.signalSuppressed(suppressed)
+            return encoded.stored
+        }
+        fanOut.send(signal: SharedEvent(type: delivery.signal.type, encoded: encoded, cid: nil, channelSeq: nil),
+                    to: delivery.recipients, among: state.value.connections)
+        let excludesSender: Bool = switch delivery.signal {
+        case .typingStart, .typingStop: true
+        case .custom: false
+        }
+        cluster?.relay(signal: encoded.stored, cid: delivery.cid, user: delivery.user.id, excludesSender: excludesSender)
+        return encoded.stored
+    }
+
+    /// A typing or custom event another node of the cluster decided (`json`, as its recipients get it):
+    /// sent to this node's watchers of `cid`, all but `user`'s connections when `excludesSender`.
+    func deliverRelayed(_ json: [UInt8], cid: ChannelCID, user: String, excludesSender: Bool) {
+        engineLoop.execute {
+            let state = self.state.value
+            let recipients = state.engine.signalRecipients(in: cid, excluding: excludesSender ? user : nil)
+            guard !recipients.isEmpty, let type = (try? JSONParser.parse(json, limits: .stored))?["type"]?.stringValue else { return }
+            self.fanOut.send(signal: SharedEvent(type: type, encoded: EncodedEvent(stored: json, type: type), cid: nil, channelSeq: nil),
+                             to: recipients, among: state.connections)
         }
     }
 

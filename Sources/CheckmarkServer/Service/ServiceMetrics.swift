@@ -13,6 +13,9 @@ package final class ServiceMetrics: Sendable {
     package let slowConsumerDisconnects: Counter
     /// Receipts that rules 6-8 kept from other users (read or delivery events not sent to others).
     package let suppressedByPrivacy: Counter
+    /// Typing events kept from everyone by the sender's `typing_indicators`, and by the channel type's `typing_events`.
+    private let typingSuppressedByPrivacy: Counter
+    private let typingSuppressedByChannelType: Counter
     /// Channel resumes that replayed the missed events, and how many events they replayed.
     package let resumes: Counter
     package let replayedEvents: Counter
@@ -49,6 +52,7 @@ package final class ServiceMetrics: Sendable {
         "checkmark_frames_out_total": "WebSocket messages sent to clients.",
         "checkmark_slow_consumer_disconnects_total": "Connections closed with 4009 because they did not read what they were sent.",
         "checkmark_receipts_suppressed_by_privacy_total": "Read or delivery events kept from other users by their privacy settings.",
+        "checkmark_typing_suppressed_total": "Typing events kept from everyone, by reason: the sender's typing_indicators (privacy) or the channel type's typing_events (channel_type).",
         "checkmark_channel_resumes_total": "Channel resumes that replayed the missed events.",
         "checkmark_events_replayed_total": "Events replayed by channel resumes.",
         "checkmark_channel_resumes_failed_total": "Channel resumes the journal could not serve (channel.resume_failed).",
@@ -75,8 +79,22 @@ package final class ServiceMetrics: Sendable {
     /// Event types counted by `checkmark_events_fanned_out_total`.
     static let eventTypes = [
         "message.new", "notification.message_new", "message.read", "message.delivered", "notification.mark_read",
-        "notification.mark_unread", "health.check",
+        "notification.mark_unread", "health.check", "typing.start", "typing.stop", "custom",
     ]
+
+    /// The `type` a signal is counted under: its own for typing, `custom` for every custom event
+    /// (their types are the clients' to choose: one series each would grow without bound).
+    static func signalType(_ type: String) -> String {
+        type == "typing.start" || type == "typing.stop" ? type : "custom"
+    }
+
+    /// Counts a signal that privacy or the channel type kept from everyone.
+    func signalSuppressed(_ reason: SignalSuppression) {
+        switch reason {
+        case .senderPrivacy: typingSuppressedByPrivacy.increment()
+        case .channelType: typingSuppressedByChannelType.increment()
+        }
+    }
 
     /// The kinds counted by `checkmark_confirmations_total{type}`.
     enum ConfirmationType: String, CaseIterable {
@@ -99,6 +117,8 @@ package final class ServiceMetrics: Sendable {
         framesOut = Counter(label: "checkmark_frames_out_total", factory: factory)
         slowConsumerDisconnects = Counter(label: "checkmark_slow_consumer_disconnects_total", factory: factory)
         suppressedByPrivacy = Counter(label: "checkmark_receipts_suppressed_by_privacy_total", factory: factory)
+        typingSuppressedByPrivacy = Counter(label: "checkmark_typing_suppressed_total", dimensions: [("reason", "privacy")], factory: factory)
+        typingSuppressedByChannelType = Counter(label: "checkmark_typing_suppressed_total", dimensions: [("reason", "channel_type")], factory: factory)
         resumes = Counter(label: "checkmark_channel_resumes_total", factory: factory)
         replayedEvents = Counter(label: "checkmark_events_replayed_total", factory: factory)
         resumeFailed = Counter(label: "checkmark_channel_resumes_failed_total", factory: factory)

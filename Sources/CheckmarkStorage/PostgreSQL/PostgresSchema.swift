@@ -193,6 +193,12 @@ enum PostgresSchema {
             END
             $$;
             """),
+        // Typing's privacy setting and the channel types' typing and custom event flags, on for what
+        // was stored before (Stream's defaults).
+        ("v15-typing-and-custom-events", """
+            ALTER TABLE users ADD COLUMN typing_indicators BOOLEAN NOT NULL DEFAULT true;
+            ALTER TABLE channel_types ADD COLUMN typing_events BOOLEAN NOT NULL DEFAULT true, ADD COLUMN custom_events BOOLEAN NOT NULL DEFAULT true;
+            """),
     ]
 
     /// `sql`'s statements: split at each `;` outside a `$$`-quoted body (a function's). Migrations

@@ -256,6 +256,15 @@ enum SQLiteSchema {
                 ALTER TABLE journal_events ADD COLUMN channel_bytes INTEGER;
                 """)
         }
+        migrator.registerMigration("v12-typing-and-custom-events") { db in
+            // Typing's privacy setting and the channel types' typing and custom event flags, on for
+            // what was stored before (Stream's defaults).
+            try db.execute(sql: """
+                ALTER TABLE users ADD COLUMN typing_indicators INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE channel_types ADD COLUMN typing_events INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE channel_types ADD COLUMN custom_events INTEGER NOT NULL DEFAULT 1;
+                """)
+        }
         return migrator
     }
 }

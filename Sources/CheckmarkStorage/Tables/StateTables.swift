@@ -31,6 +31,7 @@ enum StateTables {
             .init("delivery_receipts", .boolean) { .boolean($0.privacy.deliveryReceipts) },
             .init("created_at", .integer) { .integer($0.createdAt.rawValue) },
             .init("updated_at", .integer) { .integer($0.updatedAt.rawValue) },
+            .init("typing_indicators", .boolean) { .boolean($0.privacy.typingIndicators) },
         ],
         primaryKey: ["id"],
         decode: { (row) throws(StorageError) in
@@ -39,7 +40,8 @@ enum StateTables {
             do { custom = try CommandCodec.decodeCustom(Array(text.utf8)) } catch { throw .corrupt(path: "", reason: "user custom fields: \(error)") }
             return User(
                 id: try row["id"].text, name: try row["name"].optionalText, image: try row["image"].optionalText, custom: custom,
-                privacy: PrivacySettings(readReceipts: try row["read_receipts"].boolean, deliveryReceipts: try row["delivery_receipts"].boolean),
+                privacy: PrivacySettings(readReceipts: try row["read_receipts"].boolean, deliveryReceipts: try row["delivery_receipts"].boolean,
+                                         typingIndicators: try row["typing_indicators"].boolean),
                 createdAt: Timestamp(rawValue: try row["created_at"].integer), updatedAt: Timestamp(rawValue: try row["updated_at"].integer))
         })
 
@@ -51,11 +53,14 @@ enum StateTables {
             .init("delivery_events", .boolean) { .boolean($0.deliveryEvents) },
             .init("created_at", .integer) { .integer($0.createdAt.rawValue) },
             .init("updated_at", .integer) { .integer($0.updatedAt.rawValue) },
+            .init("typing_events", .boolean) { .boolean($0.typingEvents) },
+            .init("custom_events", .boolean) { .boolean($0.customEvents) },
         ],
         primaryKey: ["name"],
         decode: { (row) throws(StorageError) in
             ChannelType(
                 name: try row["name"].text, readEvents: try row["read_events"].boolean, deliveryEvents: try row["delivery_events"].boolean,
+                typingEvents: try row["typing_events"].boolean, customEvents: try row["custom_events"].boolean,
                 createdAt: Timestamp(rawValue: try row["created_at"].integer), updatedAt: Timestamp(rawValue: try row["updated_at"].integer))
         })
 

@@ -22,7 +22,7 @@ package struct WireError: Error, Sendable, Hashable {
         switch error {
         case .unknownUser, .unknownChannel, .unknownChannelType, .unknownMessage, .unknownConnection:
             self.init(code: error.code, message: error.description, httpStatus: 404, streamCode: 16)
-        case .notAMember:
+        case .notAMember, .notAllowed:
             self.init(code: error.code, message: error.description, httpStatus: 403, streamCode: 17)
         case .duplicate:
             self.init(code: error.code, message: error.description, httpStatus: 409, streamCode: 4)

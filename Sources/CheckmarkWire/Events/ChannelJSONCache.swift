@@ -51,7 +51,8 @@ public struct ChannelJSONCache: Sendable {
             && UserJSONCache.same(a.createdBy, b.createdBy)
             && sameCreator(a.creator, b.creator) && a.createdAt == b.createdAt && a.lastMessageAt == b.lastMessageAt
             && a.memberCount == b.memberCount && UserJSONCache.same(a.type.name, b.type.name) && a.type.readEvents == b.type.readEvents
-            && a.type.deliveryEvents == b.type.deliveryEvents && a.type.createdAt == b.type.createdAt
+            && a.type.deliveryEvents == b.type.deliveryEvents && a.type.typingEvents == b.type.typingEvents
+            && a.type.customEvents == b.type.customEvents && a.type.createdAt == b.type.createdAt
             && a.type.updatedAt == b.type.updatedAt
     }
 

@@ -59,6 +59,10 @@ public enum StreamJSON {
         writer.beginObject()
         writer.field("enabled", privacy.deliveryReceipts)
         writer.endObject()
+        writer.key("typing_indicators")
+        writer.beginObject()
+        writer.field("enabled", privacy.typingIndicators)
+        writer.endObject()
         writer.endObject()
     }
 
@@ -134,24 +138,25 @@ public enum StreamJSON {
     }
 
     /// What a member may do in a channel of `type`, in Stream's capability names: read and send
-    /// messages and replies, and the receipts the type has on.
+    /// messages and replies, and the receipts, typing and custom events the type has on.
     public static func ownCapabilities(of type: ChannelType) -> [String] {
-        switch (type.readEvents, type.deliveryEvents) {
-        case (false, false): capabilitiesWithoutReceipts
-        case (true, false): capabilitiesWithReads
-        case (false, true): capabilitiesWithDeliveries
-        case (true, true): capabilitiesWithBoth
-        }
+        let index = (type.readEvents ? 1 : 0) | (type.deliveryEvents ? 2 : 0) | (type.typingEvents ? 4 : 0) | (type.customEvents ? 8 : 0)
+        return capabilitiesByFlags[index]
     }
 
-    // Made once: events that carry a channel object write them for every recipient batch.
-    private static let capabilitiesWithoutReceipts = ["read-channel", "send-message", "send-reply", "quote-message"]
-    private static let capabilitiesWithReads = capabilitiesWithoutReceipts + ["read-events"]
-    private static let capabilitiesWithDeliveries = capabilitiesWithoutReceipts + ["delivery-events"]
-    private static let capabilitiesWithBoth = capabilitiesWithReads + ["delivery-events"]
+    // Made once: events that carry a channel object write them for every recipient batch. Indexed by
+    // the flags as ``ownCapabilities(of:)`` combines them.
+    private static let capabilitiesByFlags: [[String]] = (0..<16).map { flags in
+        var capabilities = ["read-channel", "send-message", "send-reply", "quote-message"]
+        if flags & 1 != 0 { capabilities.append("read-events") }
+        if flags & 2 != 0 { capabilities.append("delivery-events") }
+        if flags & 4 != 0 { capabilities += ["send-typing-events", "typing-events"] }
+        if flags & 8 != 0 { capabilities.append("send-custom-events") }
+        return capabilities
+    }
     /// The config flags of features Checkmark does not have.
     private static let featuresOff = [
-        "typing_events", "connect_events", "custom_events", "count_messages", "mark_messages_pending", "mutes", "polls",
+        "connect_events", "count_messages", "mark_messages_pending", "mutes", "polls",
         "push_notifications", "quotes", "reactions", "reminders", "search", "shared_locations",
         "skip_last_msg_update_for_system_msgs", "uploads", "url_enrichment", "user_message_reminders",
     ]
@@ -162,6 +167,8 @@ public enum StreamJSON {
         writer.field("name", type.name)
         writer.field("read_events", type.readEvents)
         writer.field("delivery_events", type.deliveryEvents)
+        writer.field("typing_events", type.typingEvents)
+        writer.field("custom_events", type.customEvents)
         writer.field("replies", true)
         for off in featuresOff { writer.field(off, false) }
         writer.field("max_message_length", ReceiptsEngine.maxMessageTextBytes)

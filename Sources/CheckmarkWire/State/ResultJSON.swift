@@ -142,6 +142,8 @@ public enum ResultJSON {
         w.field("name", type.name)
         w.field("read_events", type.readEvents)
         w.field("delivery_events", type.deliveryEvents)
+        w.field("typing_events", type.typingEvents)
+        w.field("custom_events", type.customEvents)
         w.field("created_at", type.createdAt)
         w.field("updated_at", type.updatedAt)
         w.endObject()
