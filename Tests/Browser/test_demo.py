@@ -147,6 +147,35 @@ def test_checks_follow_delivery_read_and_privacy(people):
     ben.save_screenshot(os.path.join(ARTIFACTS, "ben.png"))
 
 
+def typing_shown(driver):
+    return driver.find_element(By.ID, "typing").get_attribute("data-users")
+
+
+def test_typing_shows_while_the_other_types_and_follows_their_switch(people):
+    ana, ben = people["ana"], people["ben"]
+
+    # 1. Ben types without sending: Ana's page says so; 2 s after his last key it stops by itself.
+    ben.find_element(By.ID, "text").send_keys("Hel")
+    wait_for(ana, lambda d: typing_shown(d) == "ben", "Ana's page to show Ben typing")
+    assert "ben is typing" in ana.find_element(By.ID, "typing").text
+    assert typing_shown(ben) == "", "nobody is shown their own typing"
+    wait_for(ana, lambda d: typing_shown(d) == "", "Ben's typing to stop showing once he stops")
+
+    # 2. Ben turns "show that I am typing" off: however much he types, Ana's page never shows it.
+    switch = ben.find_element(By.ID, "typing-indicators")
+    assert switch.is_selected()
+    switch.click()
+    wait_for(ben, lambda d: d.find_element(By.ID, "privacy-state").get_attribute("data-state") == "saved",
+             "Ben's typing setting to be saved")
+    box = ben.find_element(By.ID, "text")
+    deadline = time.time() + 4
+    while time.time() < deadline:
+        box.send_keys("x")
+        assert typing_shown(ana) == "", "Ana's page showed Ben typing with his switch off"
+        time.sleep(0.2)
+    ana.save_screenshot(os.path.join(ARTIFACTS, "ana-typing.png"))
+
+
 def test_without_a_user_the_page_offers_the_people():
     driver = browser()
     try:

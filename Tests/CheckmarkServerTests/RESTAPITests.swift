@@ -85,6 +85,22 @@ extension EndToEnd {
             #expect(state.status == 200 && state.body.contains(#""unread_messages":101"#))
         }
 
+        @Test func getMessageAnswersItWithItsChannelToMembersOnly() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "ben", "zed"], members: ["ann", "ben"])
+            try await server.run(.sendMessage(cid: TestServer.general, userID: "ann", draft: MessageDraft(id: "p1", text: "parent")))
+            try await server.run(.sendMessage(cid: TestServer.general, userID: "ben", draft: MessageDraft(id: "r1", text: "reply", parentID: "p1")))
+            let got = try server.http("GET", "/messages/p1?\(Self.key)", headers: Self.user("ben"))
+            #expect(got.status == 200, "\(got.body)")
+            let json = try JSONParser.parse(Array(got.body.utf8))
+            #expect(json["message"]?["text"]?.stringValue == "parent" && json["message"]?["reply_count"]?.intValue == 1)
+            #expect(json["message"]?["channel"]?["cid"]?.stringValue == "messaging:general")
+            #expect(try server.http("GET", "/messages/r1?\(Self.key)", headers: Self.server).status == 200, "a reply too, for a server token")
+            #expect(try server.http("GET", "/messages/p1?\(Self.key)", headers: Self.user("zed")).status == 404, "not a member: as if absent")
+            #expect(try server.http("GET", "/messages/nope?\(Self.key)", headers: Self.user("ann")).status == 404)
+        }
+
         @Test func requestBodyLimitIsConfigurable() async throws {
             let server = try await TestServer.start { $0.maxRequestBodyBytes = 1_000 }
             defer { Task { await server.stop() } }

@@ -43,6 +43,7 @@ ROUTES = [
     ("GET", re.compile(r"^/unread$"), "WrappedUnreadCountsResponse"),
     ("GET", re.compile(r"^/messages/[^/]+/replies$"), "RepliesResponse"),
     ("POST", re.compile(r"^/channels/[^/]+/[^/]+/event$"), "EventResponse"),
+    ("GET", re.compile(r"^/messages/[^/]+$"), "GetMessageResponse"),
 ]
 
 # GET /messages/{parent_id}/replies: Stream's GetRepliesResponse, which the file does not list.

@@ -82,3 +82,17 @@ def test_a_non_member_may_not_send_events(client, users):
     with pytest.raises(StreamAPIException) as refused:
         channel.send_event({"type": "typing.start"}, zed)
     assert refused.value.status_code == 403
+
+
+def test_get_message_answers_the_message_with_its_channel(client, users, as_user):
+    ann, ben, zed = users("ann", "ben", "zed")
+    channel = room(client, [ann, ben])
+    parent = channel.send_message({"text": "parent"}, ann)["message"]
+    channel.send_message({"text": "reply", "parent_id": parent["id"]}, ben)
+    got = as_user(ben).get_message(parent["id"])["message"]
+    assert got["id"] == parent["id"] and got["text"] == "parent" and got["reply_count"] == 1
+    assert got["channel"]["cid"] == channel.cid and got["user"]["id"] == ann
+    for caller, message_id in ((as_user(zed), parent["id"]), (client, "no-such-message")):
+        with pytest.raises(StreamAPIException) as refused:
+            caller.get_message(message_id)
+        assert refused.value.status_code == 404

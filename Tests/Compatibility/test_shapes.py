@@ -151,6 +151,7 @@ def test_every_route_and_every_event_has_streams_shape(client, users, listen, re
     channel.query(user_id=pri, messages={"limit": 3, "created_at_around": last["created_at"]})
     client.channel(type_, data={"members": [ann, ben]}).query(user_id=ann)  # a distinct channel: /channels/{type}/query
     replies = channel.get_replies(parent["id"], limit=5)["messages"]
+    client.get_message(parent["id"])
     channel.get_replies(parent["id"], limit=1, id_gt=replies[0]["id"])
     client.get("unread", params={"user_id": ben})
     client.get("unread", params={"user_id": pri})

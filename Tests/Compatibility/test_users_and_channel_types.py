@@ -14,7 +14,8 @@ def test_upsert_returns_users_with_privacy_settings_defaulting_to_enabled(client
     ])
     users = response["users"]
     assert users[ann]["name"] == "Ann" and users[ann]["team"] == "blue"
-    assert users[ann]["privacy_settings"] == {"read_receipts": {"enabled": True}, "delivery_receipts": {"enabled": True}}
+    assert users[ann]["privacy_settings"] == {"read_receipts": {"enabled": True}, "delivery_receipts": {"enabled": True},
+                                              "typing_indicators": {"enabled": True}}
     assert users[ben]["privacy_settings"]["read_receipts"] == {"enabled": False}
     assert users[ben]["privacy_settings"]["delivery_receipts"] == {"enabled": True}
     assert "duration" in response
@@ -26,7 +27,8 @@ def test_partial_update_sets_and_unsets_fields_and_privacy(client):
     updated = client.update_user_partial({
         "id": ann, "set": {"privacy_settings": {"delivery_receipts": {"enabled": False}}, "mood": "ok"},
         "unset": ["team"]})["users"][ann]
-    assert updated["privacy_settings"] == {"read_receipts": {"enabled": True}, "delivery_receipts": {"enabled": False}}
+    assert updated["privacy_settings"] == {"read_receipts": {"enabled": True}, "delivery_receipts": {"enabled": False},
+                                           "typing_indicators": {"enabled": True}}
     assert updated["mood"] == "ok" and "team" not in updated and updated["name"] == "Ann"
 
 

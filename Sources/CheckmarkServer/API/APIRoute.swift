@@ -11,14 +11,14 @@ package enum APIRoute: String, CaseIterable, Sendable {
     case queryChannels, markAllRead, markDelivered, queryDistinctChannel, queryChannel, updateChannel
     // Messages and confirmations in a channel.
     case sendMessage, markRead, markUnread, stopWatching, messageReceipts, sendEvent
-    // Threads.
-    case replies
+    // Messages and threads.
+    case getMessage, replies
     // Unread counts.
     case unreadCounts
 
     package var method: String {
         switch self {
-        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies: "GET"
+        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage: "GET"
         case .updateUsersPartial: "PATCH"
         case .updateChannelType: "PUT"
         default: "POST"
@@ -45,6 +45,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .markRead: "/channels/{type}/{id}/read"
         case .markUnread: "/channels/{type}/{id}/unread"
         case .stopWatching: "/channels/{type}/{id}/stop-watching"
+        case .getMessage: "/messages/{id}"
         case .replies: "/messages/{parent_id}/replies"
         case .messageReceipts: "/channels/{type}/{id}/messages/{message_id}/receipts"
         case .sendEvent: "/channels/{type}/{id}/event"
@@ -60,7 +61,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .connect, .healthz, .readyz, .metrics, .upsertUsers, .updateUsersPartial, .createChannelType, .listChannelTypes,
              .getChannelType, .updateChannelType, .queryChannels, .markAllRead, .markDelivered, .queryDistinctChannel,
              .queryChannel, .updateChannel, .sendMessage, .markRead, .markUnread, .stopWatching, .messageReceipts, .replies,
-             .unreadCounts:
+             .getMessage, .unreadCounts:
             200
         }
     }

@@ -198,6 +198,48 @@ extension RESTAPI {
     static let maxRepliesPerPage = 300
     static let defaultRepliesPerPage = 25
 
+    /// `GET /messages/{id}` (`?cid=` when the id stands in several of the caller's channels): the
+    /// message as a channel's messages list it, with its thread's `reply_count`. A message in no
+    /// channel the caller (a user token) is a member of is 404, as if it did not exist.
+    func getMessage(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
+        let id = call.parameters["id"] ?? ""
+        let caller = call.caller
+        let named = try call.query["cid"].map { text throws(WireError) -> ChannelCID in
+            guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
+            return cid
+        }
+        let service = self.service
+        return service.channels(holdingMessage: id).flatMap { stored in service.readChannelStates { engine, _, archived in
+            let (channel, index) = try Self.locate(id, storedIn: stored, named: named, caller: caller, engine: engine)
+            return try RESTResultJSON.message(at: index, of: channel, engine: engine, archived: archived)
+        } }
+    }
+
+    /// The channel holding message `id` that `caller` may read, and the message's position there.
+    /// Message ids are unique within a channel: it is looked for only where it may be: the caller's
+    /// channels (every channel for a server token), `named` if that is one of them; of those not in
+    /// memory, the ones storage holds it in (`stored`).
+    /// - Throws: 404 `unknown_message` when no such channel holds it (also when only channels the
+    ///   caller cannot read do: 403 would name a channel it cannot see); 400 when several do and
+    ///   none is named.
+    static func locate(_ id: String, storedIn stored: [ChannelCID], named: ChannelCID?, caller: RESTCaller,
+                       engine: ReceiptsEngine) throws -> (CheckmarkCore.Channel, Int) {
+        let holding = Set(stored)
+        var scope: Set<ChannelCID>?
+        if case .user(let user) = caller { scope = engine.membership[user] ?? [] }
+        if let named { scope = (scope ?? [named]).intersection([named]) }
+        let narrowed = (scope ?? Set(engine.channels.keys).union(holding)).filter { engine.channels[$0] != nil || holding.contains($0) }
+        var candidates = try engine.channels(holdingMessage: id, among: narrowed)
+        if case .user(let user) = caller { candidates = candidates.filter { engine.channels[$0]?.members[user] != nil } }
+        guard candidates.count <= 1 else {
+            throw WireError.invalid("message \(id) stands in several channels (\(candidates.map(\.description).joined(separator: ", "))); name one with ?cid=")
+        }
+        guard let cid = candidates.first, let channel = engine.channels[cid], let index = channel.messages.position(of: id) else {
+            throw ReceiptsError.unknownMessage(id)
+        }
+        return (channel, index)
+    }
+
     /// `GET /messages/{parent_id}/replies`: the thread's replies, paged like a channel's messages
     /// (`limit`, `id_lt`, `id_gt`, ... in the query) and oldest first. The parent is looked for in the
     /// channels the caller may read (all, for a server token; `?cid=` names one): none is 404, several
@@ -216,27 +258,7 @@ extension RESTAPI {
         // Storage says first which channels hold the parent, so that of those not in memory only the
         // one holding it is loaded, not every channel the caller may read.
         return service.channels(holdingMessage: parentID).flatMap { stored in service.readChannelStates { engine, _, archived in
-            // Message ids are unique within a channel: the parent's channel is the one of those holding
-            // it that the caller may read (or `?cid=`). Looked for only where it may be: the caller's
-            // channels (every channel for a server token), the one named if it is one of them; of
-            // those not in memory, the ones storage holds it in.
-            let holding = Set(stored)
-            var scope: Set<ChannelCID>?
-            if case .user(let user) = caller { scope = engine.membership[user] ?? [] }
-            if let named { scope = (scope ?? [named]).intersection([named]) }
-            let narrowed = (scope ?? Set(engine.channels.keys).union(holding)).filter { engine.channels[$0] != nil || holding.contains($0) }
-            var candidates = try engine.channels(holdingMessage: parentID, among: narrowed)
-            if case .user(let user) = caller {
-                let visible = candidates.filter { engine.channels[$0]?.members[user] != nil }
-                // A message in channels the caller cannot read does not exist for it (404, not 403,
-                // which would name a channel it cannot see).
-                candidates = visible
-            }
-            guard candidates.count <= 1 else {
-                throw WireError.invalid("message \(parentID) stands in several channels (\(candidates.map(\.description).joined(separator: ", "))); name one with ?cid=")
-            }
-            guard let cid = candidates.first, let channel = engine.channels[cid],
-                  let index = channel.messages.position(of: parentID) else { throw ReceiptsError.unknownMessage(parentID) }
+            let (channel, index) = try Self.locate(parentID, storedIn: stored, named: named, caller: caller, engine: engine)
             guard !channel.messages.isReply(at: index) else {
                 throw WireError.invalid("parent_id \(parentID) is itself a reply; threads do not nest")
             }

@@ -112,6 +112,7 @@ struct RESTAPI: Sendable {
         case .messageReceipts: try messageReceipts(call)
         case .sendEvent: try sendEvent(call)
         case .replies: try replies(call)
+        case .getMessage: try getMessage(call)
         case .unreadCounts: try unreadCounts(call)
         case .connect, .healthz, .readyz, .metrics: throw .notFound("\(route.template) is not a REST route")
         }

@@ -29,6 +29,7 @@ enum DemoPageHTML {
   #privacy-state { font-size: 12px; color: var(--gray); }
   #unread { margin-left: auto; font-size: 13px; }
   #unread[data-count="0"] { visibility: hidden; }
+  #typing { min-height: 18px; font-size: 13px; color: var(--gray); font-style: italic; }
   #unread b { background: #25d366; color: #fff; border-radius: 10px; padding: 1px 7px; }
   #messages { list-style: none; margin: 0; padding: 8px 4px; height: 52vh; min-height: 240px; overflow-y: auto; }
   .message { display: flex; margin: 4px 0; }
@@ -86,10 +87,12 @@ enum DemoPageHTML {
     <div id="settings">
       <label><input type="checkbox" id="read-receipts"> send read receipts</label>
       <label><input type="checkbox" id="delivery-receipts"> send delivery receipts</label>
+      <label><input type="checkbox" id="typing-indicators"> show that I am typing</label>
       <span id="privacy-state" data-state="idle"></span>
       <span id="unread" data-count="0"><b></b> unread</span>
     </div>
     <ol id="messages"></ol>
+    <p id="typing" data-users=""></p>
     <form id="composer"><input id="text" autocomplete="off" placeholder="Type a message"><button type="submit">Send</button></form>
     <p class="hint legend"><span><span class="checks" data-status="sent"><span class="first">✓</span><span class="second">✓</span></span> sent</span>
       <span><span class="checks" data-status="delivered"><span class="first">✓</span><span class="second">✓</span></span> delivered</span>
@@ -166,6 +169,9 @@ const state = {
   myLastRead: "",        // own last_read (RFC 3339); messages of others after it are unread
   autoReadPaused: false, // after "mark unread", until a new message comes or the user marks read
   visible: new Set(),    // ids of messages on screen now
+  typing: {},            // user id -> when their typing.start came (ms)
+  typingSince: 0,        // when this page last sent typing.start (0: not typing)
+  typingTimer: null,
 };
 const cid = () => state.type + ":" + state.id;
 const channelPath = () => "/channels/" + encodeURIComponent(state.type) + "/" + encodeURIComponent(state.id);
@@ -401,14 +407,17 @@ async function showReceipts(messageID) {
 function showPrivacy(settings) {
   const read = settings && settings.read_receipts;
   const delivery = settings && settings.delivery_receipts;
+  const typing = settings && settings.typing_indicators;
   $("read-receipts").checked = !read || read.enabled !== false;
   $("delivery-receipts").checked = !delivery || delivery.enabled !== false;
+  $("typing-indicators").checked = !typing || typing.enabled !== false;
 }
 
 async function savePrivacy() {
   const privacy = {
     read_receipts: { enabled: $("read-receipts").checked },
     delivery_receipts: { enabled: $("delivery-receipts").checked },
+    typing_indicators: { enabled: $("typing-indicators").checked },
   };
   $("privacy-state").dataset.state = "saving";
   $("privacy-state").textContent = "saving…";
@@ -426,6 +435,43 @@ async function savePrivacy() {
 }
 $("read-receipts").addEventListener("change", savePrivacy);
 $("delivery-receipts").addEventListener("change", savePrivacy);
+$("typing-indicators").addEventListener("change", savePrivacy);
+
+// ---------------------------------------------------------------------------------------------
+// Typing, as Stream's SDKs do it: typing.start at the first keystroke and again every 2 s while
+// keys come, typing.stop 2 s after the last one or when the message goes. The server keeps it from
+// everyone while the switch above is off; a typing user not heard of for 7 s is dropped.
+
+function sendTyping(type) {
+  api("POST", channelPath() + "/event?connection_id=" + encodeURIComponent(state.connectionID), { event: { type } }, state.token)
+    .catch(showError);
+}
+
+function stopTyping() {
+  clearTimeout(state.typingTimer);
+  if (!state.typingSince) return;
+  state.typingSince = 0;
+  sendTyping("typing.stop");
+}
+
+$("text").addEventListener("input", () => {
+  const now = Date.now();
+  if (!state.typingSince || now - state.typingSince > 2000) {
+    state.typingSince = now;
+    sendTyping("typing.start");
+  }
+  clearTimeout(state.typingTimer);
+  state.typingTimer = setTimeout(stopTyping, 2000);
+});
+
+function showTyping() {
+  const now = Date.now();
+  for (const [user, at] of Object.entries(state.typing)) if (now - at > 7000) delete state.typing[user];
+  const users = Object.keys(state.typing).sort();
+  $("typing").dataset.users = users.join(" ");
+  $("typing").textContent = users.length ? users.join(", ") + (users.length > 1 ? " are" : " is") + " typing…" : "";
+}
+setInterval(showTyping, 500);
 
 // ---------------------------------------------------------------------------------------------
 // Sending: the message shows at once with a clock; one gray check once the server stored it.
@@ -435,6 +481,7 @@ $("composer").addEventListener("submit", async (event) => {
   const text = $("text").value.trim();
   if (!text) return;
   $("text").value = "";
+  stopTyping();
   // crypto.randomUUID exists only in secure contexts (https, or loopback).
   const unique = crypto.randomUUID ? crypto.randomUUID() : Date.now().toString(36) + Math.random().toString(36).slice(2);
   const message = { id: state.me + "-" + unique, text, user: state.me, created_at: "", acked: false };
@@ -498,6 +545,12 @@ function handleEvent(event) {
       if (event.user.id === state.me) state.myLastRead = event.created_at;
       break;
     }
+    case "typing.start":
+    case "typing.stop":
+      if (event.parent_id || event.user.id === state.me) return;
+      if (event.type === "typing.start") state.typing[event.user.id] = Date.now(); else delete state.typing[event.user.id];
+      showTyping();
+      return;
     case "notification.mark_read":
       if (event.thread_id) return;
       state.myLastRead = event.created_at;

@@ -113,10 +113,16 @@ struct CheckmarkRoutes: HTTPRoutes {
         case .found(let route, _):
             return eventLoop.makeSucceededFuture(RESTAPI.error(.notFound("\(route.template) is not an operations route"), since: .now()))
         case .wrongMethod(let allowed):
+            if let unserved = UnservedStreamRoute.match(method: request.method, path: request.path) {
+                return eventLoop.makeSucceededFuture(RESTAPI.error(unserved.error, since: .now()))
+            }
             var response = RESTAPI.error(.methodNotAllowed(request.method, path: request.path, allowed: allowed), since: .now())
             response.headers.add("Allow", allowed.joined(separator: ", "))
             return eventLoop.makeSucceededFuture(response)
         case .notFound:
+            if let unserved = UnservedStreamRoute.match(method: request.method, path: request.path) {
+                return eventLoop.makeSucceededFuture(RESTAPI.error(unserved.error, since: .now()))
+            }
             return eventLoop.makeSucceededFuture(RESTAPI.error(.notFound("no route for \(request.method) \(request.path)"), since: .now()))
         }
     }

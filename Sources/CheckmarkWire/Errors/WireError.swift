@@ -102,6 +102,12 @@ package struct WireError: Error, Sendable, Hashable {
         WireError(code: "payload_too_large", message: "the request body is larger than \(limit) bytes", httpStatus: 413, streamCode: 22)
     }
 
+    /// 501: a route of Stream's API that Checkmark does not serve; the message names the feature.
+    package static func notServed(_ feature: String, route: String) -> WireError {
+        WireError(code: "not_served", message: "Checkmark does not serve \(feature) (\(route)); README.md lists what it serves",
+                  httpStatus: 501, streamCode: -1)
+    }
+
     /// 405: the path exists but not with this method.
     package static func methodNotAllowed(_ method: String, path: String, allowed: [String]) -> WireError {
         WireError(code: "method_not_allowed", message: "\(method) is not allowed on \(path); use \(allowed.joined(separator: " or "))",

@@ -63,6 +63,24 @@ package enum RESTResultJSON {
         return w.bytes
     }
 
+    /// `{"message": {...}}`: the message at `position` of `channel` as Stream's `GetMessage` answers
+    /// it (`MessageWithChannelResponse`): as a channel's messages list it, with its thread's
+    /// `reply_count` when it is a parent, and the channel object.
+    package static func message(at position: Int, of channel: Channel, engine: ReceiptsEngine,
+                                archived: ArchivedTexts) throws(ArchivedTexts.Missing) -> [UInt8] {
+        try archived.require([position][...], of: channel.messages)
+        var message = JSONWriter()
+        try ListedMessage(at: position, of: channel, engine: engine, archived: archived).encode(into: &message)
+        var object = JSONWriter()
+        ResultJSON.writeChannel(channel, engine: engine, into: &object)
+        var bytes = Array(#"{"message":"#.utf8)
+        bytes += message.bytes.dropLast()  // the message object, open for one more field
+        bytes += Array(#","channel":"#.utf8)
+        bytes += object.bytes
+        bytes += Array("}}".utf8)
+        return bytes
+    }
+
     /// `{"event": {...}}`: a mark-read's answer, the reader's read state in `message.read`'s shape
     /// (`thread_id` when a thread was read).
     package static func readEvent(cid: ChannelCID, user: User, read: ReadState, threadID: String?) -> [UInt8] {
