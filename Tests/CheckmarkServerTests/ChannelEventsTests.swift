@@ -14,9 +14,9 @@ extension EndToEnd {
         static func user(_ id: String) -> [String: String] { ["Authorization": TestServer.token(id)] }
         static let eventPath = "/channels/messaging/general/event?\(key)"
 
-        @Test func typingReachesOtherWatchersAndTheAnswerIsTheEvent() async throws {
-            let server = try await TestServer.start()
-            defer { Task { await server.stop() } }
+        /// Ann and Ben, members of the general channel, each with a connection watching it, with
+        /// nothing pending.
+        static func annAndBenWatching(_ server: TestServer) async throws -> (ChatConnection, ChatConnection) {
             try await server.setUp(users: ["ann", "ben"])
             let ann = try await server.connect("ann")
             let ben = try await server.connect("ben")
@@ -24,6 +24,13 @@ extension EndToEnd {
             try await ben.watch(TestServer.general)
             _ = await ann.drain()
             _ = await ben.drain()
+            return (ann, ben)
+        }
+
+        @Test func typingReachesOtherWatchersAndTheAnswerIsTheEvent() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            let (ann, ben) = try await Self.annAndBenWatching(server)
 
             let answer = try server.http("POST", Self.eventPath + "&connection_id=\(ben.connectionID)",
                                          body: #"{"event":{"type":"typing.start","parent_id":"p1"}}"#, headers: Self.user("ben"))
@@ -72,13 +79,7 @@ extension EndToEnd {
         @Test func aCustomEventReachesEveryWatcherWithTheSendersFields() async throws {
             let server = try await TestServer.start()
             defer { Task { await server.stop() } }
-            try await server.setUp(users: ["ann", "ben"])
-            let ann = try await server.connect("ann")
-            let ben = try await server.connect("ben")
-            try await ann.watch(TestServer.general)
-            try await ben.watch(TestServer.general)
-            _ = await ann.drain()
-            _ = await ben.drain()
+            let (ann, ben) = try await Self.annAndBenWatching(server)
             let sent = try server.http("POST", Self.eventPath, body: #"{"event":{"type":"friendship_request","text":"hey","custom":{"n":1}}}"#,
                                        headers: Self.user("ben"))
             #expect(sent.status == 201, "\(sent.body)")

@@ -44,6 +44,8 @@ ROUTES = [
     ("GET", re.compile(r"^/messages/[^/]+/replies$"), "RepliesResponse"),
     ("POST", re.compile(r"^/channels/[^/]+/[^/]+/event$"), "EventResponse"),
     ("GET", re.compile(r"^/messages/[^/]+$"), "GetMessageResponse"),
+    ("POST", re.compile(r"^/threads$"), "QueryThreadsResponse"),
+    ("GET", re.compile(r"^/threads/[^/]+$"), "GetThreadResponse"),
 ]
 
 # GET /messages/{parent_id}/replies: Stream's GetRepliesResponse, which the file does not list.

@@ -96,3 +96,21 @@ def test_get_message_answers_the_message_with_its_channel(client, users, as_user
         with pytest.raises(StreamAPIException) as refused:
             caller.get_message(message_id)
         assert refused.value.status_code == 404
+
+
+def test_query_threads_lists_the_users_threads_as_the_thread_managers_read_them(client, users, as_user):
+    ann, ben = users("ann", "ben")
+    channel = room(client, [ann, ben])
+    parent = channel.send_message({"text": "parent"}, ann)["message"]
+    channel.send_message({"text": "r1", "parent_id": parent["id"]}, ben)
+    channel.send_message({"text": "r2", "parent_id": parent["id"]}, ben)
+    listed = as_user(ann).query_threads(limit=5, reply_limit=1, participant_limit=10)
+    thread = next(t for t in listed["threads"] if t["parent_message_id"] == parent["id"])
+    assert thread["reply_count"] == 2 and [r["text"] for r in thread["latest_replies"]] == ["r2"]
+    assert thread["channel"]["cid"] == channel.cid and thread["title"] == "parent"
+    assert {p["user_id"] for p in thread["thread_participants"]} == {ann, ben}
+    own = next(r for r in thread["read"] if r["user"]["id"] == ann)
+    assert own["unread_messages"] == 2
+    with pytest.raises(StreamAPIException) as refused:
+        as_user(ann).query_threads(filter={"channel_cid": channel.cid})
+    assert refused.value.status_code == 400

@@ -152,6 +152,8 @@ def test_every_route_and_every_event_has_streams_shape(client, users, listen, re
     client.channel(type_, data={"members": [ann, ben]}).query(user_id=ann)  # a distinct channel: /channels/{type}/query
     replies = channel.get_replies(parent["id"], limit=5)["messages"]
     client.get_message(parent["id"])
+    client.query_threads(user_id=ben, limit=5, reply_limit=2)
+    client.get(f"threads/{parent['id']}", params={"user_id": ben})
     channel.get_replies(parent["id"], limit=1, id_gt=replies[0]["id"])
     client.get("unread", params={"user_id": ben})
     client.get("unread", params={"user_id": pri})

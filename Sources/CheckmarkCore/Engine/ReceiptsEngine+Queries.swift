@@ -138,3 +138,34 @@ extension ReceiptsEngine {
         }
     }
 }
+
+extension ReceiptsEngine {
+    /// The threads `userID` participates in (``MessageThread``: the parent's author once someone
+    /// replied, everyone who replied, members who marked the thread read) in the channels it is a
+    /// member of, newest activity first (the last reply's time; then channel and parent id), those
+    /// after `cursor`, at most `limit`. Each as its cursor, which names it.
+    /// - Throws: `unknown_user`; `channelsNotLoaded` naming the user's dormant channels (the caller
+    ///   loads them and asks again: a dormant channel's threads are not known without it).
+    public func threads(of userID: String, after cursor: ThreadCursor?, limit: Int) throws(ReceiptsError) -> [ThreadCursor] {
+        _ = try user(userID)
+        let mine = membership[userID] ?? []
+        let dormant = mine.filter { dormantChannels[$0] != nil }
+        guard dormant.isEmpty else { throw .channelsNotLoaded(dormant.sorted()) }
+        var found: [ThreadCursor] = []
+        for cid in mine {
+            guard let channel = channels[cid] else { continue }
+            for thread in channel.threads.values where thread.reads[userID] != nil {
+                guard let last = thread.replyPositions.last ?? channel.messages.position(of: thread.parentID) else { continue }
+                let at = channel.messages.createdAt(at: last)
+                if let cursor, !cursor.precedes(at, cid, thread.parentID) { continue }
+                found.append(ThreadCursor(lastMessageAt: at, cid: cid, parentID: thread.parentID))
+            }
+        }
+        found.sort { a, b in
+            if a.lastMessageAt != b.lastMessageAt { return a.lastMessageAt > b.lastMessageAt }
+            if a.cid != b.cid { return a.cid < b.cid }
+            return a.parentID < b.parentID
+        }
+        return Array(found.prefix(max(0, limit)))
+    }
+}

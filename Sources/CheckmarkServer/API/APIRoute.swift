@@ -12,13 +12,13 @@ package enum APIRoute: String, CaseIterable, Sendable {
     // Messages and confirmations in a channel.
     case sendMessage, markRead, markUnread, stopWatching, messageReceipts, sendEvent
     // Messages and threads.
-    case getMessage, replies
+    case getMessage, replies, queryThreads, getThread
     // Unread counts.
     case unreadCounts
 
     package var method: String {
         switch self {
-        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage: "GET"
+        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage, .getThread: "GET"
         case .updateUsersPartial: "PATCH"
         case .updateChannelType: "PUT"
         default: "POST"
@@ -47,6 +47,8 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .stopWatching: "/channels/{type}/{id}/stop-watching"
         case .getMessage: "/messages/{id}"
         case .replies: "/messages/{parent_id}/replies"
+        case .queryThreads: "/threads"
+        case .getThread: "/threads/{message_id}"
         case .messageReceipts: "/channels/{type}/{id}/messages/{message_id}/receipts"
         case .sendEvent: "/channels/{type}/{id}/event"
         case .unreadCounts: "/unread"
@@ -61,7 +63,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .connect, .healthz, .readyz, .metrics, .upsertUsers, .updateUsersPartial, .createChannelType, .listChannelTypes,
              .getChannelType, .updateChannelType, .queryChannels, .markAllRead, .markDelivered, .queryDistinctChannel,
              .queryChannel, .updateChannel, .sendMessage, .markRead, .markUnread, .stopWatching, .messageReceipts, .replies,
-             .getMessage, .unreadCounts:
+             .getMessage, .queryThreads, .getThread, .unreadCounts:
             200
         }
     }

@@ -204,10 +204,7 @@ extension RESTAPI {
     func getMessage(_ call: Call) throws(WireError) -> EventLoopFuture<[UInt8]> {
         let id = call.parameters["id"] ?? ""
         let caller = call.caller
-        let named = try call.query["cid"].map { text throws(WireError) -> ChannelCID in
-            guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
-            return cid
-        }
+        let named = try call.namedCID()
         let service = self.service
         return service.channels(holdingMessage: id).flatMap { stored in service.readChannelStates { engine, _, archived in
             let (channel, index) = try Self.locate(id, storedIn: stored, named: named, caller: caller, engine: engine)
@@ -250,10 +247,7 @@ extension RESTAPI {
         try Self.checkRepliesSort(call.query["sort"])
         let pagination = try MessagePagination.parse(query: call.query, defaultLimit: Self.defaultRepliesPerPage, maxLimit: Self.maxRepliesPerPage)
         let caller = call.caller
-        let named = try call.query["cid"].map { text throws(WireError) -> ChannelCID in
-            guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
-            return cid
-        }
+        let named = try call.namedCID()
         let service = self.service
         // Storage says first which channels hold the parent, so that of those not in memory only the
         // one holding it is loaded, not every channel the caller may read.

@@ -43,6 +43,14 @@ struct RESTAPI: Sendable {
             return try RequestFields.optionalString(body, "connection_id")
         }
 
+        /// The channel `?cid=` names (`type:id`), if any: the one of the caller's channels a message id
+        /// is looked for in.
+        func namedCID() throws(WireError) -> ChannelCID? {
+            guard let text = query["cid"] else { return nil }
+            guard let cid = ChannelCID(text) else { throw .invalid("cid must be type:id, not \(text)") }
+            return cid
+        }
+
         /// The `{type}/{id}` of the path.
         func cid() throws(WireError) -> ChannelCID {
             try RequestFields.cid(type: parameters["type"] ?? "", id: parameters["id"] ?? "")
@@ -113,6 +121,8 @@ struct RESTAPI: Sendable {
         case .sendEvent: try sendEvent(call)
         case .replies: try replies(call)
         case .getMessage: try getMessage(call)
+        case .queryThreads: try queryThreads(call)
+        case .getThread: try getThread(call)
         case .unreadCounts: try unreadCounts(call)
         case .connect, .healthz, .readyz, .metrics: throw .notFound("\(route.template) is not a REST route")
         }

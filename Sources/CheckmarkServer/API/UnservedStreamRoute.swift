@@ -77,7 +77,7 @@ package struct UnservedStreamRoute: Sendable, Equatable {
         add("roles", [("GET", "/roles/search")])
         add("search", [("GET", "/search")])
         add("sync", [("POST", "/sync")])
-        add("threads lists", [("POST", "/threads"), ("GET", "/threads/{message_id}"), ("PATCH", "/threads/{message_id}")])
+        add("updating threads", [("PATCH", "/threads/{message_id}")])
         add("user groups", [("GET", "/usergroups"), ("POST", "/usergroups"), ("GET", "/usergroups/search"), ("DELETE", "/usergroups/{id}"),
                             ("GET", "/usergroups/{id}"), ("PUT", "/usergroups/{id}"), ("POST", "/usergroups/{id}/members"),
                             ("POST", "/usergroups/{id}/members/delete")])

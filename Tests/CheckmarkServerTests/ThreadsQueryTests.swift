@@ -1,0 +1,87 @@
+import CheckmarkCore
+import CheckmarkServer
+import Testing
+
+extension EndToEnd {
+    /// Stream's threads list (`POST /threads`, `GET /threads/{message_id}`) over real sockets: the
+    /// threads a user takes part in, newest activity first, paged with `next`, each with its parent,
+    /// newest replies, participants and the read states the caller may see.
+    @Suite("Threads list", .serialized)
+    struct ThreadsQueryTests {
+        static let key = "api_key=\(TestServer.apiKey)"
+        static func user(_ id: String) -> [String: String] { ["Authorization": TestServer.token(id)] }
+        static let other = ChannelCID(type: "messaging", id: "other")
+
+        static func setUp() async throws -> TestServer {
+            let server = try await TestServer.start()
+            try await server.setUp(users: ["ann", "ben", "cat"])
+            try await server.run(.createChannel(cid: other, createdBy: "ann", members: ["ann", "ben"]))
+            func send(_ cid: ChannelCID, _ user: String, _ id: String, parent: String? = nil) async throws {
+                try await server.run(.sendMessage(cid: cid, userID: user, draft: MessageDraft(id: id, text: "text of \(id)", parentID: parent)))
+            }
+            try await send(TestServer.general, "ann", "p1")
+            try await send(TestServer.general, "ben", "r1", parent: "p1")
+            try await send(TestServer.general, "ben", "r2", parent: "p1")
+            try await send(other, "ben", "p2")
+            try await send(other, "ann", "r3", parent: "p2")  // newer than p1's replies
+            return server
+        }
+
+        static func query(_ server: TestServer, as user: String, _ body: String) throws -> (status: Int, json: JSONValue?) {
+            let answer = try server.http("POST", "/threads?\(key)", body: body, headers: Self.user(user))
+            return (answer.status, try? JSONParser.parse(Array(answer.body.utf8)))
+        }
+
+        @Test func aUsersThreadsComeNewestFirstWithTheirRepliesParticipantsAndReads() async throws {
+            let server = try await Self.setUp()
+            defer { Task { await server.stop() } }
+            let (status, json) = try Self.query(server, as: "ben", #"{"reply_limit":1,"participant_limit":10}"#)
+            #expect(status == 200)
+            let threads = json?["threads"]?.arrayValue ?? []
+            #expect(threads.map { $0["parent_message_id"]?.stringValue } == ["p2", "p1"])
+            let p1 = threads[1]
+            #expect(p1["channel_cid"]?.stringValue == "messaging:general" && p1["channel"]?["id"]?.stringValue == "general")
+            #expect(p1["reply_count"]?.intValue == 2 && p1["title"]?.stringValue == "text of p1")
+            #expect(p1["parent_message"]?["id"]?.stringValue == "p1" && p1["created_by_user_id"]?.stringValue == "ann")
+            #expect(p1["latest_replies"]?.arrayValue?.map { $0["id"]?.stringValue } == ["r2"], "the newest reply_limit replies")
+            #expect(p1["thread_participants"]?.arrayValue?.map { $0["user_id"]?.stringValue } == ["ann", "ben"])
+            let reads = p1["read"]?.arrayValue ?? []
+            #expect(reads.first { $0["user"]?["id"]?.stringValue == "ann" }?["unread_messages"]?.intValue == 2)
+            #expect(json?["next"] == nil)
+            // Cat is a member of general but takes part in no thread.
+            #expect(try Self.query(server, as: "cat", "{}").json?["threads"]?.arrayValue?.isEmpty == true)
+        }
+
+        @Test func pagesFollowNextWithoutRepeatsOrGaps() async throws {
+            let server = try await Self.setUp()
+            defer { Task { await server.stop() } }
+            let first = try Self.query(server, as: "ben", #"{"limit":1}"#).json
+            #expect(first?["threads"]?.arrayValue?.map { $0["parent_message_id"]?.stringValue } == ["p2"])
+            let next = try #require(first?["next"]?.stringValue)
+            let second = try Self.query(server, as: "ben", #"{"limit":1,"next":"\#(next)"}"#).json
+            #expect(second?["threads"]?.arrayValue?.map { $0["parent_message_id"]?.stringValue } == ["p1"])
+            #expect(second?["next"] == nil)
+        }
+
+        @Test func unsupportedQueriesAreRefusedNotIgnored() async throws {
+            let server = try await Self.setUp()
+            defer { Task { await server.stop() } }
+            for body in [#"{"filter":{"channel_cid":"messaging:general"}}"#, #"{"sort":[{"field":"created_at","direction":1}]}"#,
+                         #"{"next":"garbage"}"#, #"{"prev":"x"}"#, #"{"limit":26}"#] {
+                #expect(try Self.query(server, as: "ben", body).status == 400, "\(body)")
+            }
+            #expect(try Self.query(server, as: "ben", #"{"sort":[{"field":"last_message_at","direction":-1}]}"#).status == 200)
+        }
+
+        @Test func getThreadAnswersTheThreadOfAParentTheCallerMayRead() async throws {
+            let server = try await Self.setUp()
+            defer { Task { await server.stop() } }
+            let got = try server.http("GET", "/threads/p1?\(Self.key)&reply_limit=5", headers: Self.user("ben"))
+            #expect(got.status == 200, "\(got.body)")
+            let thread = try JSONParser.parse(Array(got.body.utf8))["thread"]
+            #expect(thread?["latest_replies"]?.arrayValue?.map { $0["id"]?.stringValue } == ["r1", "r2"])
+            #expect(try server.http("GET", "/threads/r1?\(Self.key)", headers: Self.user("ben")).status == 400, "a reply names no thread")
+            #expect(try server.http("GET", "/threads/p2?\(Self.key)", headers: Self.user("cat")).status == 404, "not a member of other")
+        }
+    }
+}
