@@ -37,6 +37,21 @@ struct ThreadReadTests {
         #expect(outcome.events("notification.message_new").isEmpty)
     }
 
+    @Test func aReplyTellsTheThreadsOtherParticipantsOnEveryConnectionWithTheirCounts() throws {
+        var s = try Self.started()
+        try s.connect("a2", as: "a", watching: [])  // a's connection that does not watch the channel
+        let first = try s.send("b", "r1", parent: "m1")
+        let told = try #require(first.events("notification.thread_message_new").first)
+        #expect(told.recipients.map(\.connectionID) == ["a1", "a2"], "the parent's author, on every connection; not the replier")
+        #expect(told.recipients.first?.counts == UnreadCounts(totalUnread: 0, unreadChannels: 0, unreadThreads: 1))
+        #expect(told.audience == .connectionsOf(["a"]) && !told.isReplayable)
+        try s.run(.markThreadRead(cid: Scenario.general, userID: "c", parentID: "m1"))  // c joins by reading it
+        let second = try s.send("a", "r2", parent: "m1")
+        #expect(second.receivers("notification.thread_message_new") == ["b1", "c1"])
+        // A channel message tells no thread.
+        #expect(try s.send("c", "m2").events("notification.thread_message_new").isEmpty)
+    }
+
     @Test func ownReplyReadsTheThreadUpToIt() throws {
         var s = try Self.started()
         try s.send("b", "r1", parent: "m1")

@@ -28,6 +28,7 @@ EVENTS = {
     "message.delivered": "MessageDeliveredEvent",
     "notification.mark_read": "NotificationMarkReadEvent",
     "notification.mark_unread": "NotificationMarkUnreadEvent",
+    "notification.thread_message_new": "NotificationThreadMessageNewEvent",
     "typing.start": "TypingStartEvent",
     "typing.stop": "TypingStopEvent",
 }

@@ -44,7 +44,7 @@ extension ReceiptsEngine {
 
         let channel = channels[cid]!
         var events: [ReceiptsEvent] = []
-        events.reserveCapacity(2)  // message.new and notification.message_new in one allocation
+        events.reserveCapacity(3)  // message.new, notification.message_new and a reply's notification in one allocation
         events.append(ReceiptsEvent(
             payload: .messageNew(message: message, sender: sender, watcherCount: channel.watchingUsers.count),
             cid: cid, createdAt: message.createdAt, recipients: watcherRecipients(of: channel, withCounts: true)))
@@ -66,6 +66,21 @@ extension ReceiptsEngine {
             events.append(ReceiptsEvent(
                 payload: .notificationMessageNew(message: message, sender: sender, channel: summary, watcherCount: channel.watchingUsers.count),
                 cid: cid, createdAt: message.createdAt, recipients: others))
+        }
+        if let parentID = message.parentID, let thread = channel.threads[parentID] {
+            // Every connection of the thread's other participants, watching or not, with their counts.
+            let participants = thread.reads.keys.sorted()
+            var recipients: [Recipient] = []
+            for participant in participants where participant != userID {
+                for connection in connections(of: participant) {
+                    recipients.append(Recipient(connection: connection, connectionID: connections.id(of: connection),
+                                                userID: participant, counts: counts(for: participant)))
+                }
+            }
+            events.append(ReceiptsEvent(
+                payload: .notificationThreadMessageNew(message: message, sender: sender, channel: summary(of: channel),
+                                                       watcherCount: channel.watchingUsers.count, participants: participants),
+                cid: cid, createdAt: message.createdAt, recipients: recipients))
         }
         return ReceiptsOutcome(result: .message(message), events: events)
     }

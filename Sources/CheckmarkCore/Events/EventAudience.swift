@@ -15,12 +15,15 @@ public enum EventAudience: Sendable, Hashable {
     /// Connections watching the channel whose users are among these (a thread read: the thread's
     /// other participants).
     case watchersAmong([String])
+    /// Every connection of these users, watching the channel or not (a thread's participants told
+    /// of a reply): never part of a channel's resumed history.
+    case connectionsOf([String])
 
     /// The one user it is kept to (`user`, `userWatching`), or nil.
     public var restrictedTo: String? {
         switch self {
         case .user(let id), .userWatching(let id): id
-        case .watchers, .nonWatchingMembers, .watchersAmong: nil
+        case .watchers, .nonWatchingMembers, .watchersAmong, .connectionsOf: nil
         }
     }
 
@@ -29,7 +32,7 @@ public enum EventAudience: Sendable, Hashable {
     public var isReplayable: Bool {
         switch self {
         case .watchers, .user, .userWatching, .watchersAmong: true
-        case .nonWatchingMembers: false
+        case .nonWatchingMembers, .connectionsOf: false
         }
     }
 
@@ -38,7 +41,7 @@ public enum EventAudience: Sendable, Hashable {
         switch self {
         case .watchers: true
         case .user(let id), .userWatching(let id): id == userID
-        case .nonWatchingMembers: false
+        case .nonWatchingMembers, .connectionsOf: false
         case .watchersAmong(let users): users.contains(userID)
         }
     }
@@ -46,24 +49,23 @@ public enum EventAudience: Sendable, Hashable {
     /// Whether every connection of `userID` receives it live, whatever it watches: such an event,
     /// emitted while a connection was open, already reached it and is not replayed to it.
     public func reachesEveryConnection(of userID: String) -> Bool {
-        if case .user(let id) = self { return id == userID }
-        return false
+        switch self {
+        case .user(let id): id == userID
+        case .connectionsOf(let users): users.contains(userID)
+        case .watchers, .userWatching, .nonWatchingMembers, .watchersAmong: false
+        }
     }
 
     /// The stored form: `watchers`, `user:<id>`, `user_watching:<id>`, `non_watching_members` or
-    /// `watchers_among:` and a JSON array of user ids.
+    /// `watchers_among:` or `connections_of:` and a JSON array of user ids.
     public var storedValue: String {
         switch self {
         case .watchers: "watchers"
         case .user(let id): "user:" + id
         case .userWatching(let id): "user_watching:" + id
         case .nonWatchingMembers: "non_watching_members"
-        case .watchersAmong(let users):
-            "watchers_among:" + String(decoding: {
-                var w = JSONWriter()
-                w.value(.array(users.map { .string($0) }))
-                return w.bytes
-            }(), as: UTF8.self)
+        case .watchersAmong(let users): "watchers_among:" + Self.list(users)
+        case .connectionsOf(let users): "connections_of:" + Self.list(users)
         }
     }
 
@@ -80,9 +82,19 @@ public enum EventAudience: Sendable, Hashable {
             } else if storedValue.hasPrefix("watchers_among:"),
                       let list = (try? JSONParser.parse(storedValue.dropFirst(15).utf8, limits: .stored))?.arrayValue {
                 self = .watchersAmong(list.compactMap(\.stringValue))
+            } else if storedValue.hasPrefix("connections_of:"),
+                      let list = (try? JSONParser.parse(storedValue.dropFirst(15).utf8, limits: .stored))?.arrayValue {
+                self = .connectionsOf(list.compactMap(\.stringValue))
             } else {
                 return nil
             }
         }
+    }
+
+    /// A JSON array of `users`, as the stored forms write them.
+    private static func list(_ users: [String]) -> String {
+        var w = JSONWriter()
+        w.value(.array(users.map { .string($0) }))
+        return String(decoding: w.bytes, as: UTF8.self)
     }
 }

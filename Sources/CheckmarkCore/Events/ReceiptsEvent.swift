@@ -23,7 +23,7 @@ public struct ReceiptsEvent: Sendable, Hashable {
     /// told from the payload's kind alone (no audience is made for it).
     public var isReplayable: Bool {
         switch payload {
-        case .notificationMessageNew: false
+        case .notificationMessageNew, .notificationThreadMessageNew: false
         case .messageNew, .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread: true
         }
     }
@@ -33,6 +33,8 @@ public struct ReceiptsEvent: Sendable, Hashable {
         switch payload {
         case .messageNew: .watchers
         case .notificationMessageNew: .nonWatchingMembers
+        case .notificationThreadMessageNew(let message, _, _, _, let participants):
+            .connectionsOf(participants.filter { $0 != message.userID })
         case .messageRead(let user, _, let thread?):
             // A thread read tells the thread's other participants, and nobody when it is private.
             .watchersAmong(user.privacy.readReceipts ? thread.participants.filter { $0 != user.id } : [])
@@ -70,6 +72,10 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     /// `watcherCount` is the channel's, as in `message.new` (Stream's JavaScript SDK sets a loaded
     /// channel's count from any event that has one).
     case notificationMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int)
+    /// A thread reply, for the thread's participants other than its author (`participants`: all of
+    /// them, after the reply): what the SDKs' thread lists update their unread thread count and
+    /// their "new replies" state from.
+    case notificationThreadMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int, participants: [String])
     /// A channel read, or with `thread` a thread read.
     case messageRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil)
     case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
@@ -85,6 +91,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         switch self {
         case .messageNew: "message.new"
         case .notificationMessageNew: "notification.message_new"
+        case .notificationThreadMessageNew: "notification.thread_message_new"
         case .messageRead: "message.read"
         case .messageDelivered: "message.delivered"
         case .notificationMarkRead: "notification.mark_read"
@@ -95,7 +102,8 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     /// Whether events of this Stream type carry the recipient's unread counts.
     public static func carriesCounts(type: String) -> Bool {
         switch type {
-        case "message.new", "notification.message_new", "notification.mark_read", "notification.mark_unread": true
+        case "message.new", "notification.message_new", "notification.thread_message_new", "notification.mark_read",
+             "notification.mark_unread": true
         default: false
         }
     }
@@ -103,7 +111,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     /// Whether the event carries Stream's channel object (`channel`).
     public var carriesChannelObject: Bool {
         switch self {
-        case .notificationMessageNew: true
+        case .notificationMessageNew, .notificationThreadMessageNew: true
         case .notificationMarkRead(_, _, _, let channel): channel != nil
         case .messageNew, .messageRead, .messageDelivered, .notificationMarkUnread: false
         }
@@ -115,7 +123,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         case .messageRead(let user, _, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _, _, _),
             .notificationMarkUnread(let user, _, _, _, _):
             user.id
-        case .messageNew, .notificationMessageNew:
+        case .messageNew, .notificationMessageNew, .notificationThreadMessageNew:
             nil
         }
     }

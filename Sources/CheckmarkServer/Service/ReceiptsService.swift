@@ -756,6 +756,10 @@ package final class ReceiptsService: Sendable {
                 case .notificationMessageNew(let message, let sender, let channel, _):
                     event.payload = .notificationMessageNew(
                         message: message, sender: sender, channel: channel, watcherCount: clusterWatcherCount(message.cid))
+                case .notificationThreadMessageNew(let message, let sender, let channel, _, let participants):
+                    event.payload = .notificationThreadMessageNew(
+                        message: message, sender: sender, channel: channel, watcherCount: clusterWatcherCount(message.cid),
+                        participants: participants)
                 case .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
                     break
                 }

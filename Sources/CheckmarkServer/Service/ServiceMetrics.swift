@@ -79,7 +79,7 @@ package final class ServiceMetrics: Sendable {
     /// Event types counted by `checkmark_events_fanned_out_total`.
     static let eventTypes = [
         "message.new", "notification.message_new", "message.read", "message.delivered", "notification.mark_read",
-        "notification.mark_unread", "health.check", "typing.start", "typing.stop", "custom",
+        "notification.mark_unread", "notification.thread_message_new", "health.check", "typing.start", "typing.stop", "custom",
     ]
 
     /// The `type` a signal is counted under: its own for typing, `custom` for every custom event

@@ -283,6 +283,16 @@ public enum StreamJSON {
             writer.key("channel")
             writeChannel(channel, &writer)
             writer.field("watcher_count", watcherCount)
+        case .notificationThreadMessageNew(let message, let sender, let channel, let watcherCount, _):
+            writer.field("message_id", message.id)
+            writer.fieldIfPresent("thread_id", message.parentID)
+            writer.key("message")
+            write(message: message, sender: sender, into: &writer)
+            writer.key("user")
+            writeUser(sender, &writer)
+            writer.key("channel")
+            writeChannel(channel, &writer)
+            writer.field("watcher_count", watcherCount)
         case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
             writeUser(user, &writer)
