@@ -154,7 +154,8 @@ struct ChannelSignalsTests {
     }
 
     @Test func reservedTypesAreStreamsOwnNamespaces() {
-        for type in ["message.new", "health.check", "connection.changed", "typing.start", "reaction.new", "user.watching.start", "channel.whatever"] {
+        for type in ["message.new", "health.check", "connection.changed", "typing.start", "reaction.new", "user.watching.start", "channel.whatever",
+                     "reply", "error"] {
             #expect(ChannelSignal.isReservedType(type), "\(type)")
         }
         for type in ["friendship_request", "ai_indicator.update", "app_specific.ping", "healthcheck"] {

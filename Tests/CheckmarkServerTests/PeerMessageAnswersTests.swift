@@ -17,10 +17,21 @@ struct PeerMessageAnswersTests {
         .unknownConnection("c1"), .notAMember(user: "carol", cid: general), .messageTooOld("m0"), .duplicate("message m1"),
         .tooManyWatchedChannels(limit: 50), .tooManyConnections(user: "u", limit: 64), .invalidArgument("text is too long"),
         .archivedText(cid: general, position: 7), .channelsNotLoaded([general, ChannelCID(type: "team", id: "x")]),
+        .notAllowed("custom events are off"),
     ])
     func everyRefusalKeepsItsCaseAndParts(_ error: ReceiptsError) {
         let message = PeerMessage.forwarded(to: "n1", id: 3, answer: .refused(error), body: nil)
         #expect(Self.roundTrip(message) == message)
+    }
+
+    /// A relayed typing or custom event keeps its parts, and the nodes it is for when the links
+    /// reached the others (regression, review: NOTIFY sent it again to every node).
+    @Test func aRelayedSignalKeepsItsPartsAndItsAddressees() {
+        for to: [String]? in [nil, ["n2", "n3"]] {
+            let message = PeerMessage.signal(from: "n1", cid: Self.general, user: "ann", excludesSender: true,
+                                             event: #"{"type":"typing.start"}"#, to: to)
+            #expect(Self.roundTrip(message) == message)
+        }
     }
 
     @Test func everyAnswerKeepsItsKindAndAMessageItsFieldsButText() {

@@ -57,7 +57,8 @@ public enum EventAudience: Sendable, Hashable {
     }
 
     /// The stored form: `watchers`, `user:<id>`, `user_watching:<id>`, `non_watching_members` or
-    /// `watchers_among:` or `connections_of:` and a JSON array of user ids.
+    /// `watchers_among:` and a JSON array of user ids, or `connections_of` (without its users: such an
+    /// event is never replayed).
     public var storedValue: String {
         switch self {
         case .watchers: "watchers"
@@ -65,7 +66,8 @@ public enum EventAudience: Sendable, Hashable {
         case .userWatching(let id): "user_watching:" + id
         case .nonWatchingMembers: "non_watching_members"
         case .watchersAmong(let users): "watchers_among:" + Self.list(users)
-        case .connectionsOf(let users): "connections_of:" + Self.list(users)
+        // Never replayed: the journal keeps no list (a large thread would store it with every reply).
+        case .connectionsOf: "connections_of"
         }
     }
 
@@ -74,6 +76,7 @@ public enum EventAudience: Sendable, Hashable {
         switch storedValue {
         case "watchers": self = .watchers
         case "non_watching_members": self = .nonWatchingMembers
+        case "connections_of": self = .connectionsOf([])
         default:
             if storedValue.hasPrefix("user:"), storedValue.count > 5 {
                 self = .user(String(storedValue.dropFirst(5)))
@@ -82,9 +85,7 @@ public enum EventAudience: Sendable, Hashable {
             } else if storedValue.hasPrefix("watchers_among:"),
                       let list = (try? JSONParser.parse(storedValue.dropFirst(15).utf8, limits: .stored))?.arrayValue {
                 self = .watchersAmong(list.compactMap(\.stringValue))
-            } else if storedValue.hasPrefix("connections_of:"),
-                      let list = (try? JSONParser.parse(storedValue.dropFirst(15).utf8, limits: .stored))?.arrayValue {
-                self = .connectionsOf(list.compactMap(\.stringValue))
+
             } else {
                 return nil
             }

@@ -27,14 +27,18 @@ public enum ChannelSignal: Sendable, Hashable {
     }
 
     /// Whether `type` names an event Stream itself sends (`message.new`, `health.check`,
-    /// `connection.changed`, ...), which a client may not send as a custom event: every type Stream's
-    /// API description lists (GetStream/protocol, `WSEvent`), its SDKs' local `connection.*` events,
-    /// and any other type in the namespaces Stream reserves. `typing.*` are sent as typing, and
-    /// `ai_indicator.*` (which backends send through this route) pass as custom events.
+    /// `connection.changed`, ...) or Checkmark its answers (`reply`, `error`), which a client may not
+    /// send as a custom event: every type Stream's API description lists (GetStream/protocol,
+    /// `WSEvent`), its SDKs' local `connection.*` events, and any other type in the namespaces Stream
+    /// reserves. `typing.*` are sent as typing, and `ai_indicator.*` (which backends send through
+    /// this route) pass as custom events.
     public static func isReservedType(_ type: String) -> Bool {
-        guard let dot = type.firstIndex(of: ".") else { return type == "health.check" }
+        guard let dot = type.firstIndex(of: ".") else { return reservedTypes.contains(type) }
         return reservedNamespaces.contains(String(type[..<dot]))
     }
+
+    /// Types without a namespace that the server sends: the gateway's answers to commands.
+    static let reservedTypes: Set<String> = ["reply", "error"]
 
     /// The namespaces of Stream's own event types (GetStream/protocol's client-side description, and
     /// the SDKs' `connection.*`), besides `typing` and `ai_indicator`.

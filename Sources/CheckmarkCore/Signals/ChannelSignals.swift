@@ -86,7 +86,7 @@ public struct ChannelSignals: Sendable {
 
     /// The connection `connectionID` closed (the engine has forgotten it): the `typing.stop` of each
     /// place it was shown typing that no other connection of its user types in, to that place's
-    /// watchers. Places whose channel left memory, or whose user or membership is gone, are dropped.
+    /// watchers. Places whose channel left memory, or whose user is gone, are dropped.
     public mutating func connectionClosed(_ connectionID: String, engine: ReceiptsEngine, at now: Timestamp) -> [SignalDelivery] {
         forget(before: now)
         guard let keys = keysOfConnection.removeValue(forKey: connectionID) else { return [] }

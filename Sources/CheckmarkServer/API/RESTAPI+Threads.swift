@@ -33,15 +33,20 @@ extension RESTAPI {
         let limits = try Self.threadLimits(replies: call.body["reply_limit"], participants: call.body["participant_limit"])
         let watchConnection = try RequestFields.optionalBool(call.body, "watch") == true ? try call.connectionID() : nil
         let service = self.service
-        return service.read { engine throws(ReceiptsError) in try engine.threads(of: viewer, after: cursor, limit: limit + 1) }
-            .flatMap { found in Self.watching(found.map(\.cid), with: watchConnection, service: service).map { found } }
-            .flatMap { found in
-                let page = Array(found.prefix(limit))
-                let next = found.count > limit ? page.last : nil
-                return service.readChannelStates { engine, _, archived in
+        let caller = call.caller
+        return service.read { engine in
+            try Self.checkOwner(of: watchConnection, caller: caller, engine: engine)
+            return try engine.threads(of: viewer, after: cursor, limit: limit + 1)
+        }
+        .flatMap { found in
+            let page = Array(found.prefix(limit))
+            let next = found.count > limit ? page.last : nil
+            return Self.watching(page.map(\.cid), with: watchConnection, service: service).flatMap {
+                service.readChannelStates { engine, _, archived in
                     try ThreadStateJSON.threads(page, next: next, engine: engine, viewer: viewer, limits: limits, archived: archived)
                 }
             }
+        }
     }
 
     /// `GET /threads/{message_id}`: the thread of that parent message in a channel the caller may
@@ -57,6 +62,7 @@ extension RESTAPI {
         let service = self.service
         return service.channels(holdingMessage: parentID).flatMap { stored in
             service.read { engine in
+                try Self.checkOwner(of: watchConnection, caller: caller, engine: engine)
                 let (channel, index) = try Self.locate(parentID, storedIn: stored, named: nil, caller: caller, engine: engine)
                 guard !channel.messages.isReply(at: index) else {
                     throw WireError.invalid("message \(parentID) is a reply; a thread is named by its parent")
@@ -69,6 +75,13 @@ extension RESTAPI {
             service.readChannelStates { engine, _, archived in
                 try ThreadStateJSON.thread(parentID, in: cid, engine: engine, viewer: viewer, limits: limits, archived: archived)
             }
+        }
+    }
+
+    /// A user token may name only its own connections to watch with (403), as for a channel query.
+    private static func checkOwner(of connection: String?, caller: RESTCaller, engine: ReceiptsEngine) throws(WireError) {
+        if case .user(let user) = caller, let connection, let owner = engine.connections[connection], owner != user {
+            throw .forbidden("connection \(connection) belongs to another user")
         }
     }
 

@@ -18,8 +18,8 @@ struct RESTAPI: Sendable {
     var jsonLimits: JSONLimits = .default
     /// Each user token's request rate (429 past it).
     var rateLimiter = RESTRateLimiter(rate: 100, burst: 200)
-    /// Each connection's typing and custom events (each user's, for events sent without a connection
-    /// id): `channel_events_per_second`, `channel_event_burst` (429 past it).
+    /// Each user's typing and custom events, all its connections together: `channel_events_per_second`,
+    /// `channel_event_burst` (429 past it).
     var eventRateLimiter = RESTRateLimiter(rate: 10, burst: 20)
     /// Largest custom event, in bytes (`max_custom_event`; 400 past it).
     var maxCustomEventBytes = 5 << 10

@@ -190,12 +190,13 @@ final class ClusterCommitDriver: Sendable {
     /// when every live node is linked, through NOTIFY otherwise. One too large for the way it would go
     /// (a link's frame, or a notification's payload) reaches this node's watchers only, and is logged.
     func relay(signal event: [UInt8], cid: ChannelCID, user: String, excludesSender: Bool) {
-        let message = PeerMessage.signal(from: nodeID, cid: cid, user: user, excludesSender: excludesSender,
-                                         event: String(decoding: event, as: UTF8.self)).encoded
+        let text = String(decoding: event, as: UTF8.self)
+        var message = PeerMessage.signal(from: nodeID, cid: cid, user: user, excludesSender: excludesSender, event: text).encoded
         if let peers = linkedPeers(), message.utf8.count <= PeerLinkServer.maxFrameBytes {
-            var unreached = false
-            for peer in peers where links?.send(message, to: peer) != true { unreached = true }
-            guard unreached else { return }
+            let unreached = peers.filter { links?.send(message, to: $0) != true }
+            guard !unreached.isEmpty else { return }
+            // Through NOTIFY to those alone: the others have it already.
+            message = PeerMessage.signal(from: nodeID, cid: cid, user: user, excludesSender: excludesSender, event: text, to: unreached).encoded
         }
         guard message.utf8.count <= type(of: shared).maxPeerMessageBytes else {
             logger.warning("a typing or custom event too large for a peer message reached only this node's watchers",
@@ -282,8 +283,8 @@ final class ClusterCommitDriver: Sendable {
             guard from != nodeID else { return }
             shared.committedElsewhere(entries)
             service.applyPushed(entries, clusterSeen: cluster)
-        case .signal(let from, let cid, let user, let excludesSender, let event):
-            guard from != nodeID else { return }
+        case .signal(let from, let cid, let user, let excludesSender, let event, let to):
+            guard from != nodeID, to?.contains(nodeID) ?? true else { return }
             service.deliverRelayed(Array(event.utf8), cid: cid, user: user, excludesSender: excludesSender)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }

@@ -31,8 +31,9 @@ enum PeerMessage: Sendable, Equatable {
     case entries(from: String, cluster: Int64, entries: [JournalEntry])
     /// Node `from` sent a typing or custom event of `user` in `cid` to its watchers of the channel
     /// (``ChannelSignals`` decided it there); `event` is the JSON they got. Every other node sends it
-    /// to its own watchers of `cid`, all but `user`'s connections when `excludesSender` (typing).
-    case signal(from: String, cid: ChannelCID, user: String, excludesSender: Bool, event: String)
+    /// to its own watchers of `cid`, all but `user`'s connections when `excludesSender` (typing);
+    /// `to`, when given, names the only nodes it is for (those a link did not reach).
+    case signal(from: String, cid: ChannelCID, user: String, excludesSender: Bool, event: String, to: [String]? = nil)
     /// Node `to`'s forwarded command `id` ended so; `body` is the REST answer it asked for (nil when
     /// not asked for, not made, or too large for a peer message).
     case forwarded(to: String, id: Int, answer: ForwardAnswer, body: String?)
@@ -96,13 +97,17 @@ enum PeerMessage: Sendable, Equatable {
             w.beginArray()
             for user in users { w.string(user) }
             w.endArray()
-        case .signal(let from, let cid, let user, let excludesSender, let event):
+        case .signal(let from, let cid, let user, let excludesSender, let event, let to):
             w.field("kind", "signal")
             w.field("node", from)
             w.field("cid", cid.description)
             w.field("user", user)
             w.field("excludes_sender", excludesSender)
             w.field("event", event)
+            if let to {
+                w.key("to")
+                w.value(.array(to.map { .string($0) }))
+            }
         case .alive(let from, let link):
             w.field("kind", "alive")
             w.field("node", from)
@@ -174,7 +179,8 @@ enum PeerMessage: Sendable, Equatable {
         case "signal":
             guard let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init), let user = json["user"]?.stringValue,
                   let excludesSender = json["excludes_sender"]?.boolValue, let event = json["event"]?.stringValue else { return nil }
-            self = .signal(from: node, cid: cid, user: user, excludesSender: excludesSender, event: event)
+            let to = json["to"]?.arrayValue.map { $0.compactMap(\.stringValue) }
+            self = .signal(from: node, cid: cid, user: user, excludesSender: excludesSender, event: event, to: to)
             return
         case "hello":
             self = .hello(from: node, link: json["link"]?.stringValue)

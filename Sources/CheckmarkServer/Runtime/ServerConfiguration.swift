@@ -50,8 +50,8 @@ package struct ServerConfiguration: Sendable {
     /// REST requests per second one user token may make on average, and at once (429 past them).
     package var restRequestsPerSecond = 100
     package var restRequestBurst = 200
-    /// Typing and custom events per second one connection (one user, without a connection id) may
-    /// send on average, and at once (429 past them). Server tokens are not limited.
+    /// Typing and custom events per second one user (all its connections together) may send on
+    /// average, and at once (429 past them). Server tokens are not limited.
     package var channelEventsPerSecond = 10
     package var channelEventBurst = 20
     /// Largest custom event (its JSON as sent, without the user Checkmark adds), in bytes; 400 past it.

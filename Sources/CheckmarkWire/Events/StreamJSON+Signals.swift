@@ -1,8 +1,12 @@
 import CheckmarkCore
 
 extension StreamJSON {
-    /// Keys of a custom event that Checkmark sets itself: a sender's own values for them are dropped.
-    static let signalKeys: Set<String> = ["type", "cid", "channel_id", "channel_type", "created_at", "user", "user_id", "custom"]
+    /// Keys of a custom event that Checkmark sets itself, or that clients read as the server's (a
+    /// channel's sequence, counts, a request's answer): a sender's own values for them are dropped.
+    static let signalKeys: Set<String> = [
+        "type", "cid", "channel_id", "channel_type", "created_at", "user", "user_id", "custom", "channel_seq", "watcher_count",
+        "unread_count", "total_unread_count", "unread_channels", "unread_threads", "me", "connection_id", "request_id",
+    ]
 
     /// A typing or custom event (``SignalDelivery``) as Stream sends it: `TypingStartEvent`,
     /// `TypingStopEvent` (with `parent_id` in a thread), or `CustomEvent` with the sender's other

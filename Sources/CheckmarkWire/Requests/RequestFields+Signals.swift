@@ -16,9 +16,13 @@ extension RequestFields {
         guard type.utf8.count <= maxEventTypeBytes else {
             throw .invalid("event.type is longer than \(maxEventTypeBytes) bytes")
         }
+        let parentID = try optionalString(event, "parent_id")
+        if let parentID, parentID.isEmpty || parentID.utf8.count > ReceiptsEngine.maxMessageIDBytes {
+            throw .invalid("parent_id must be a message id of 1 to \(ReceiptsEngine.maxMessageIDBytes) bytes")
+        }
         switch type {
-        case "typing.start": return .typingStart(parentID: try optionalString(event, "parent_id"))
-        case "typing.stop": return .typingStop(parentID: try optionalString(event, "parent_id"))
+        case "typing.start": return .typingStart(parentID: parentID)
+        case "typing.stop": return .typingStop(parentID: parentID)
         default:
             guard !ChannelSignal.isReservedType(type) else {
                 throw .invalid("event type \(type) is reserved for Stream's own events; choose a type outside Stream's namespaces")

@@ -94,9 +94,16 @@ package enum ThreadStateJSON {
             if joined[user] == nil { joined[user] = channel.messages.createdAt(at: position) }
         }
         if thread.reads[author] != nil { joined[author] = channel.messages.createdAt(at: parent) }
+        // A participant's read time shows only where its read state may (rules 6 and 8): one who only
+        // read the thread and hides it joined, as far as the caller can tell, with the thread.
+        func visible(_ user: String) -> Bool {
+            user == viewer || (summary.type.readEvents && engine.users[user]?.privacy.readReceipts != false)
+        }
+        for user in thread.reads.keys where joined[user] == nil {
+            joined[user] = visible(user) ? thread.reads[user]!.lastRead : channel.messages.createdAt(at: parent)
+        }
         let participants = thread.reads.keys.sorted { a, b in
-            let at = (joined[a] ?? thread.reads[a]!.lastRead, joined[b] ?? thread.reads[b]!.lastRead)
-            return at.0 != at.1 ? at.0 < at.1 : a < b
+            joined[a]! != joined[b]! ? joined[a]! < joined[b]! : a < b
         }
         w.key("thread_participants")
         w.beginArray()
@@ -107,8 +114,8 @@ package enum ThreadStateJSON {
             w.field("user_id", user)
             w.key("user")
             StreamJSON.write(user: engine.users[user] ?? User(id: user), into: &w)
-            w.field("created_at", joined[user] ?? thread.reads[user]!.lastRead)
-            w.field("last_read_at", thread.reads[user]!.lastRead)
+            w.field("created_at", joined[user]!)
+            w.field("last_read_at", visible(user) ? thread.reads[user]!.lastRead : joined[user]!)
             if let last = lastReply(of: user, in: thread, channel: channel) { w.field("last_thread_message_at", last) }
             w.key("custom")
             w.beginObject()
@@ -119,8 +126,7 @@ package enum ThreadStateJSON {
         w.key("read")
         w.beginArray()
         for user in participants {
-            guard let read = thread.reads[user], let profile = engine.users[user] else { continue }
-            guard user == viewer || (summary.type.readEvents && profile.privacy.readReceipts) else { continue }
+            guard let read = thread.reads[user], let profile = engine.users[user], visible(user) else { continue }
             w.beginObject()
             w.key("user")
             StreamJSON.write(user: profile, into: &w)
