@@ -143,6 +143,24 @@ struct ChannelSignalsTests {
         #expect(signals.typingCount == 0)
     }
 
+    /// A sender that starts typing in ever new threads (a hostile client, or a server token without a
+    /// rate limit): what is remembered stays within the starts of one ``ChannelSignals/typingMemory``.
+    @Test func aFloodOfStartsIsRememberedForOneMemoryOnly() throws {
+        var s = try Self.scenario()
+        var signals = ChannelSignals()
+        signals.typingMemory = 1_000_000
+        var most = 0
+        for index in 0..<20_000 {
+            s.now += 1_000  // a start a millisecond, 20 s in all
+            _ = try signals.decide(.typingStart(parentID: "p\(index)"), from: "b", in: Self.general, connectionID: "b1",
+                                   engine: s.engine, at: Timestamp(rawValue: s.now))
+            most = max(most, signals.typingCount)
+        }
+        #expect(most <= 1_001, "at most one memory's worth of starts: \(most)")
+        try s.run(.disconnect(connectionID: "b1"))
+        #expect(signals.connectionClosed("b1", engine: s.engine, at: Timestamp(rawValue: s.now)).count <= 1_001)
+    }
+
     @Test func aRepeatedStartIsRememberedFromItsLatestTime() throws {
         var s = try Self.scenario()
         var signals = ChannelSignals()

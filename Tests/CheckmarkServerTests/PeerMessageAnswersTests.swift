@@ -28,7 +28,7 @@ struct PeerMessageAnswersTests {
     /// reached the others (regression, review: NOTIFY sent it again to every node).
     @Test func aRelayedSignalKeepsItsPartsAndItsAddressees() {
         for to: [String]? in [nil, ["n2", "n3"]] {
-            let message = PeerMessage.signal(from: "n1", cid: Self.general, user: "ann", excludesSender: true,
+            let message = PeerMessage.signal(from: "n1", type: "typing.start", cid: Self.general, user: "ann",
                                              event: #"{"type":"typing.start"}"#, to: to)
             #expect(Self.roundTrip(message) == message)
         }

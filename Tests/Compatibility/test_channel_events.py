@@ -8,12 +8,18 @@ from stream_chat.base.exceptions import StreamAPIException
 from conftest import room, unique, watch
 
 
-def test_typing_reaches_the_other_watchers_with_streams_shape(client, users, listen):
+def two_watching(client, users, listen):
+    """Ann and Ben, members of a fresh channel, each with a listener watching it."""
     ann, ben = users("ann", "ben")
     channel = room(client, [ann, ben])
     ann1, ben1 = listen(ann), listen(ben)
     watch(ann1, channel)
     watch(ben1, channel)
+    return ann, ben, channel, ann1, ben1
+
+
+def test_typing_reaches_the_other_watchers_with_streams_shape(client, users, listen):
+    ann, ben, channel, ann1, ben1 = two_watching(client, users, listen)
     answer = channel.send_event({"type": "typing.start", "parent_id": "p1"}, ben)
     assert answer["event"]["type"] == "typing.start" and answer["event"]["user"]["id"] == ben
     event = ann1.next("typing.start")
@@ -51,11 +57,7 @@ def test_typing_events_off_in_the_channel_type_keeps_typing_from_everyone(client
 
 
 def test_a_custom_event_reaches_every_watcher_the_sender_included(client, users, listen):
-    ann, ben = users("ann", "ben")
-    channel = room(client, [ann, ben])
-    ann1, ben1 = listen(ann), listen(ben)
-    watch(ann1, channel)
-    watch(ben1, channel)
+    ann, ben, channel, ann1, ben1 = two_watching(client, users, listen)
     channel.send_event({"type": "friendship_request", "text": "Hey there", "custom": {"level": 2}}, ben)
     for listener in (ann1, ben1):
         event = listener.next("friendship_request")

@@ -43,6 +43,8 @@ extension ReceiptsEngine {
         }
 
         let channel = channels[cid]!
+        // The channel object of the notifications, made once for both when a reply is also shown in the channel.
+        var summary: ChannelSummary?
         var events: [ReceiptsEvent] = []
         events.reserveCapacity(3)  // message.new, notification.message_new and a reply's notification in one allocation
         events.append(ReceiptsEvent(
@@ -62,24 +64,20 @@ extension ReceiptsEngine {
             }
             // Emitted even when no connection receives it: which events a command produces (and so
             // the journal's sequences) depends on durable state only, never on who is connected.
-            let summary = self.summary(of: channel)
+            summary = self.summary(of: channel)
             events.append(ReceiptsEvent(
-                payload: .notificationMessageNew(message: message, sender: sender, channel: summary, watcherCount: channel.watchingUsers.count),
+                payload: .notificationMessageNew(message: message, sender: sender, channel: summary!, watcherCount: channel.watchingUsers.count),
                 cid: cid, createdAt: message.createdAt, recipients: others))
         }
         if let parentID = message.parentID, let thread = channel.threads[parentID] {
             // Every connection of the thread's other participants, watching or not, with their counts.
-            let participants = thread.reads.keys.sorted()
             var recipients: [Recipient] = []
-            for participant in participants where participant != userID {
-                for connection in connections(of: participant) {
-                    recipients.append(Recipient(connection: connection, connectionID: connections.id(of: connection),
-                                                userID: participant, counts: counts(for: participant)))
-                }
+            for participant in thread.reads.keys.sorted() where participant != userID {
+                recipients += ownRecipients(of: participant, withCounts: true)
             }
             events.append(ReceiptsEvent(
-                payload: .notificationThreadMessageNew(message: message, sender: sender, channel: summary(of: channel),
-                                                       watcherCount: channel.watchingUsers.count, participants: participants),
+                payload: .notificationThreadMessageNew(message: message, sender: sender, channel: summary ?? self.summary(of: channel),
+                                                       watcherCount: channel.watchingUsers.count),
                 cid: cid, createdAt: message.createdAt, recipients: recipients))
         }
         return ReceiptsOutcome(result: .message(message), events: events)

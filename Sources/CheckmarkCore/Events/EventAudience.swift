@@ -15,15 +15,16 @@ public enum EventAudience: Sendable, Hashable {
     /// Connections watching the channel whose users are among these (a thread read: the thread's
     /// other participants).
     case watchersAmong([String])
-    /// Every connection of these users, watching the channel or not (a thread's participants told
-    /// of a reply): never part of a channel's resumed history.
-    case connectionsOf([String])
+    /// Every connection of a thread's participants other than a reply's author, watching the channel
+    /// or not (`notification.thread_message_new`): never part of a channel's resumed history, so the
+    /// journal needs no list of them.
+    case threadParticipants
 
     /// The one user it is kept to (`user`, `userWatching`), or nil.
     public var restrictedTo: String? {
         switch self {
         case .user(let id), .userWatching(let id): id
-        case .watchers, .nonWatchingMembers, .watchersAmong, .connectionsOf: nil
+        case .watchers, .nonWatchingMembers, .watchersAmong, .threadParticipants: nil
         }
     }
 
@@ -32,7 +33,7 @@ public enum EventAudience: Sendable, Hashable {
     public var isReplayable: Bool {
         switch self {
         case .watchers, .user, .userWatching, .watchersAmong: true
-        case .nonWatchingMembers, .connectionsOf: false
+        case .nonWatchingMembers, .threadParticipants: false
         }
     }
 
@@ -41,7 +42,7 @@ public enum EventAudience: Sendable, Hashable {
         switch self {
         case .watchers: true
         case .user(let id), .userWatching(let id): id == userID
-        case .nonWatchingMembers, .connectionsOf: false
+        case .nonWatchingMembers, .threadParticipants: false
         case .watchersAmong(let users): users.contains(userID)
         }
     }
@@ -49,25 +50,25 @@ public enum EventAudience: Sendable, Hashable {
     /// Whether every connection of `userID` receives it live, whatever it watches: such an event,
     /// emitted while a connection was open, already reached it and is not replayed to it.
     public func reachesEveryConnection(of userID: String) -> Bool {
-        switch self {
-        case .user(let id): id == userID
-        case .connectionsOf(let users): users.contains(userID)
-        case .watchers, .userWatching, .nonWatchingMembers, .watchersAmong: false
-        }
+        if case .user(let id) = self { return id == userID }
+        return false
     }
 
     /// The stored form: `watchers`, `user:<id>`, `user_watching:<id>`, `non_watching_members` or
-    /// `watchers_among:` and a JSON array of user ids, or `connections_of` (without its users: such an
-    /// event is never replayed).
+    /// `watchers_among:` and a JSON array of user ids, or `thread_participants`.
     public var storedValue: String {
         switch self {
         case .watchers: "watchers"
         case .user(let id): "user:" + id
         case .userWatching(let id): "user_watching:" + id
         case .nonWatchingMembers: "non_watching_members"
-        case .watchersAmong(let users): "watchers_among:" + Self.list(users)
-        // Never replayed: the journal keeps no list (a large thread would store it with every reply).
-        case .connectionsOf: "connections_of"
+        case .watchersAmong(let users):
+            "watchers_among:" + String(decoding: {
+                var w = JSONWriter()
+                w.value(.array(users.map { .string($0) }))
+                return w.bytes
+            }(), as: UTF8.self)
+        case .threadParticipants: "thread_participants"
         }
     }
 
@@ -76,7 +77,7 @@ public enum EventAudience: Sendable, Hashable {
         switch storedValue {
         case "watchers": self = .watchers
         case "non_watching_members": self = .nonWatchingMembers
-        case "connections_of": self = .connectionsOf([])
+        case "thread_participants": self = .threadParticipants
         default:
             if storedValue.hasPrefix("user:"), storedValue.count > 5 {
                 self = .user(String(storedValue.dropFirst(5)))
@@ -85,17 +86,9 @@ public enum EventAudience: Sendable, Hashable {
             } else if storedValue.hasPrefix("watchers_among:"),
                       let list = (try? JSONParser.parse(storedValue.dropFirst(15).utf8, limits: .stored))?.arrayValue {
                 self = .watchersAmong(list.compactMap(\.stringValue))
-
             } else {
                 return nil
             }
         }
-    }
-
-    /// A JSON array of `users`, as the stored forms write them.
-    private static func list(_ users: [String]) -> String {
-        var w = JSONWriter()
-        w.value(.array(users.map { .string($0) }))
-        return String(decoding: w.bytes, as: UTF8.self)
     }
 }

@@ -33,8 +33,7 @@ public struct ReceiptsEvent: Sendable, Hashable {
         switch payload {
         case .messageNew: .watchers
         case .notificationMessageNew: .nonWatchingMembers
-        case .notificationThreadMessageNew(let message, _, _, _, let participants):
-            .connectionsOf(participants.filter { $0 != message.userID })
+        case .notificationThreadMessageNew: .threadParticipants
         case .messageRead(let user, _, let thread?):
             // A thread read tells the thread's other participants, and nobody when it is private.
             .watchersAmong(user.privacy.readReceipts ? thread.participants.filter { $0 != user.id } : [])
@@ -72,10 +71,9 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     /// `watcherCount` is the channel's, as in `message.new` (Stream's JavaScript SDK sets a loaded
     /// channel's count from any event that has one).
     case notificationMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int)
-    /// A thread reply, for the thread's participants other than its author (`participants`: all of
-    /// them, after the reply): what the SDKs' thread lists update their unread thread count and
-    /// their "new replies" state from.
-    case notificationThreadMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int, participants: [String])
+    /// A thread reply, for the thread's participants other than its author: what the SDKs' thread
+    /// lists update their unread thread count and their "new replies" state from.
+    case notificationThreadMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int)
     /// A channel read, or with `thread` a thread read.
     case messageRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil)
     case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
@@ -105,6 +103,21 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         case "message.new", "notification.message_new", "notification.thread_message_new", "notification.mark_read",
              "notification.mark_unread": true
         default: false
+        }
+    }
+
+    /// The same event with `watcherCount` in place of the one the engine counted (a cluster node
+    /// counts every node's watchers), for the events that carry one; `watcherCount` is asked only for those.
+    public func counting(watchers watcherCount: @autoclosure () -> Int) -> ReceiptsEventPayload {
+        switch self {
+        case .messageNew(let message, let sender, _):
+            .messageNew(message: message, sender: sender, watcherCount: watcherCount())
+        case .notificationMessageNew(let message, let sender, let channel, _):
+            .notificationMessageNew(message: message, sender: sender, channel: channel, watcherCount: watcherCount())
+        case .notificationThreadMessageNew(let message, let sender, let channel, _):
+            .notificationThreadMessageNew(message: message, sender: sender, channel: channel, watcherCount: watcherCount())
+        case .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
+            self
         }
     }
 

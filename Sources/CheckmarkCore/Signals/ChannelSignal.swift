@@ -18,6 +18,14 @@ public enum ChannelSignal: Sendable, Hashable {
         }
     }
 
+    /// Whether the sender's own connections receive it: a custom event yes, typing no.
+    public var reachesSender: Bool { Self.reachesSender(type: type) }
+
+    /// ``reachesSender`` of a signal of `type`.
+    public static func reachesSender(type: String) -> Bool {
+        type != "typing.start" && type != "typing.stop"
+    }
+
     /// The thread a typing signal is about.
     public var parentID: String? {
         switch self {

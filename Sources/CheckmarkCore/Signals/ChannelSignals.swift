@@ -61,7 +61,7 @@ public struct ChannelSignals: Sendable {
                 throw .notAllowed("custom events are off for channel type \(type.name) (custom_events)")
             }
             return SignalDelivery(signal: signal, cid: cid, user: user, createdAt: now,
-                                  recipients: engine.signalRecipients(of: channel, excluding: nil))
+                                  recipients: engine.signalRecipients(of: channel, excluding: signal.reachesSender ? nil : userID))
         case .typingStart(let parentID):
             let key = TypingKey(cid: cid, userID: userID, parentID: parentID)
             if let suppressed = Self.typingSuppression(user, type) {
@@ -73,7 +73,7 @@ public struct ChannelSignals: Sendable {
             if connectionID != nil { keysOfConnection[connection, default: []].insert(key) }
             starts.append((key, now))
             return SignalDelivery(signal: signal, cid: cid, user: user, createdAt: now,
-                                  recipients: engine.signalRecipients(of: channel, excluding: userID))
+                                  recipients: engine.signalRecipients(of: channel, excluding: signal.reachesSender ? nil : userID))
         case .typingStop(let parentID):
             let key = TypingKey(cid: cid, userID: userID, parentID: parentID)
             if end(key) == nil, let suppressed = Self.typingSuppression(user, type) {

@@ -186,17 +186,17 @@ final class ClusterCommitDriver: Sendable {
     // MARK: Typing and custom events
 
     /// Tells the other nodes of a typing or custom event this node decided and sent to its own
-    /// watchers (``PeerMessage/signal(from:cid:user:excludesSender:event:)``): over the direct links
+    /// watchers (``PeerMessage/signal(from:type:cid:user:event:to:)``): over the direct links
     /// when every live node is linked, through NOTIFY otherwise. One too large for the way it would go
     /// (a link's frame, or a notification's payload) reaches this node's watchers only, and is logged.
-    func relay(signal event: [UInt8], cid: ChannelCID, user: String, excludesSender: Bool) {
+    func relay(signal event: [UInt8], type eventType: String, cid: ChannelCID, user: String) {
         let text = String(decoding: event, as: UTF8.self)
-        var message = PeerMessage.signal(from: nodeID, cid: cid, user: user, excludesSender: excludesSender, event: text).encoded
+        var message = PeerMessage.signal(from: nodeID, type: eventType, cid: cid, user: user, event: text).encoded
         if let peers = linkedPeers(), message.utf8.count <= PeerLinkServer.maxFrameBytes {
             let unreached = peers.filter { links?.send(message, to: $0) != true }
             guard !unreached.isEmpty else { return }
             // Through NOTIFY to those alone: the others have it already.
-            message = PeerMessage.signal(from: nodeID, cid: cid, user: user, excludesSender: excludesSender, event: text, to: unreached).encoded
+            message = PeerMessage.signal(from: nodeID, type: eventType, cid: cid, user: user, event: text, to: unreached).encoded
         }
         guard message.utf8.count <= type(of: shared).maxPeerMessageBytes else {
             logger.warning("a typing or custom event too large for a peer message reached only this node's watchers",
@@ -283,9 +283,9 @@ final class ClusterCommitDriver: Sendable {
             guard from != nodeID else { return }
             shared.committedElsewhere(entries)
             service.applyPushed(entries, clusterSeen: cluster)
-        case .signal(let from, let cid, let user, let excludesSender, let event, let to):
+        case .signal(let from, let type, let cid, let user, let event, let to):
             guard from != nodeID, to?.contains(nodeID) ?? true else { return }
-            service.deliverRelayed(Array(event.utf8), cid: cid, user: user, excludesSender: excludesSender)
+            service.deliverRelayed(Array(event.utf8), type: type, cid: cid, user: user)
         case .presence(let from, let cid, let users):
             guard from != nodeID else { return }
             state.value.presence.update(from, cid: cid, users: Set(users), at: .now())

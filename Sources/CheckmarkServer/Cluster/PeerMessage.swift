@@ -29,11 +29,11 @@ enum PeerMessage: Sendable, Equatable {
     /// over direct links in place of the commit's NOTIFY, so that the other nodes apply them
     /// without reading the journal (once they stand at `cluster` there too).
     case entries(from: String, cluster: Int64, entries: [JournalEntry])
-    /// Node `from` sent a typing or custom event of `user` in `cid` to its watchers of the channel
-    /// (``ChannelSignals`` decided it there); `event` is the JSON they got. Every other node sends it
-    /// to its own watchers of `cid`, all but `user`'s connections when `excludesSender` (typing);
-    /// `to`, when given, names the only nodes it is for (those a link did not reach).
-    case signal(from: String, cid: ChannelCID, user: String, excludesSender: Bool, event: String, to: [String]? = nil)
+    /// Node `from` sent a typing or custom event of `type` and `user` in `cid` to its watchers of the
+    /// channel (``ChannelSignals`` decided it there); `event` is the JSON they got. Every other node
+    /// sends it to its own watchers of `cid` it reaches (typing: all but `user`'s connections); `to`,
+    /// when given, names the only nodes it is for (those a link did not reach).
+    case signal(from: String, type: String, cid: ChannelCID, user: String, event: String, to: [String]? = nil)
     /// Node `to`'s forwarded command `id` ended so; `body` is the REST answer it asked for (nil when
     /// not asked for, not made, or too large for a peer message).
     case forwarded(to: String, id: Int, answer: ForwardAnswer, body: String?)
@@ -97,12 +97,12 @@ enum PeerMessage: Sendable, Equatable {
             w.beginArray()
             for user in users { w.string(user) }
             w.endArray()
-        case .signal(let from, let cid, let user, let excludesSender, let event, let to):
+        case .signal(let from, let type, let cid, let user, let event, let to):
             w.field("kind", "signal")
             w.field("node", from)
+            w.field("type", type)
             w.field("cid", cid.description)
             w.field("user", user)
-            w.field("excludes_sender", excludesSender)
             w.field("event", event)
             if let to {
                 w.key("to")
@@ -177,10 +177,10 @@ enum PeerMessage: Sendable, Equatable {
             self = .alive(from: node, link: json["link"]?.stringValue)
             return
         case "signal":
-            guard let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init), let user = json["user"]?.stringValue,
-                  let excludesSender = json["excludes_sender"]?.boolValue, let event = json["event"]?.stringValue else { return nil }
+            guard let type = json["type"]?.stringValue, let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init),
+                  let user = json["user"]?.stringValue, let event = json["event"]?.stringValue else { return nil }
             let to = json["to"]?.arrayValue.map { $0.compactMap(\.stringValue) }
-            self = .signal(from: node, cid: cid, user: user, excludesSender: excludesSender, event: event, to: to)
+            self = .signal(from: node, type: type, cid: cid, user: user, event: event, to: to)
             return
         case "hello":
             self = .hello(from: node, link: json["link"]?.stringValue)

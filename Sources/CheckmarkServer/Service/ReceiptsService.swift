@@ -748,21 +748,9 @@ package final class ReceiptsService: Sendable {
         var shared: [(ReceiptsEvent, SharedEvent)] = []
         shared.reserveCapacity(outcome.events.count)
         for var event in outcome.events {
-            if cluster != nil {
+            if cluster != nil, let cid = event.cid {
                 // Watchers on every node count, not only this node's.
-                switch event.payload {
-                case .messageNew(let message, let sender, _):
-                    event.payload = .messageNew(message: message, sender: sender, watcherCount: clusterWatcherCount(message.cid))
-                case .notificationMessageNew(let message, let sender, let channel, _):
-                    event.payload = .notificationMessageNew(
-                        message: message, sender: sender, channel: channel, watcherCount: clusterWatcherCount(message.cid))
-                case .notificationThreadMessageNew(let message, let sender, let channel, _, let participants):
-                    event.payload = .notificationThreadMessageNew(
-                        message: message, sender: sender, channel: channel, watcherCount: clusterWatcherCount(message.cid),
-                        participants: participants)
-                case .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
-                    break
-                }
+                event.payload = event.payload.counting(watchers: clusterWatcherCount(cid))
             }
             var channelSeq: Int64?
             if let cid = event.cid, ReceiptsEngine.isDurable(command) {
@@ -1001,21 +989,17 @@ package final class ReceiptsService: Sendable {
         }
         fanOut.send(signal: SharedEvent(type: delivery.signal.type, encoded: encoded, cid: nil, channelSeq: nil),
                     to: delivery.recipients, among: state.value.connections)
-        let excludesSender: Bool = switch delivery.signal {
-        case .typingStart, .typingStop: true
-        case .custom: false
-        }
-        cluster?.relay(signal: encoded.stored, cid: delivery.cid, user: delivery.user.id, excludesSender: excludesSender)
+        cluster?.relay(signal: encoded.stored, type: delivery.signal.type, cid: delivery.cid, user: delivery.user.id)
         return encoded.stored
     }
 
-    /// A typing or custom event another node of the cluster decided (`json`, as its recipients get it):
-    /// sent to this node's watchers of `cid`, all but `user`'s connections when `excludesSender`.
-    func deliverRelayed(_ json: [UInt8], cid: ChannelCID, user: String, excludesSender: Bool) {
+    /// A typing or custom event of `type` another node of the cluster decided (`json`, as its
+    /// recipients get it): sent to this node's watchers of `cid` it reaches (``ChannelSignal/reachesSender(type:)``).
+    func deliverRelayed(_ json: [UInt8], type: String, cid: ChannelCID, user: String) {
         engineLoop.execute {
             let state = self.state.value
-            let recipients = state.engine.signalRecipients(in: cid, excluding: excludesSender ? user : nil)
-            guard !recipients.isEmpty, let type = (try? JSONParser.parse(json, limits: .stored))?["type"]?.stringValue else { return }
+            let recipients = state.engine.signalRecipients(in: cid, excluding: ChannelSignal.reachesSender(type: type) ? nil : user)
+            guard !recipients.isEmpty else { return }
             self.fanOut.send(signal: SharedEvent(type: type, encoded: EncodedEvent(stored: json, type: type), cid: nil, channelSeq: nil),
                              to: recipients, among: state.connections)
         }

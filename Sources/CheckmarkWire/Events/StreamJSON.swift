@@ -274,18 +274,10 @@ public enum StreamJSON {
                 messageObject = messageStart..<messageEnd
             }
             writer.field("watcher_count", watcherCount)
-        case .notificationMessageNew(let message, let sender, let channel, let watcherCount):
+        case .notificationMessageNew(let message, let sender, let channel, let watcherCount),
+             .notificationThreadMessageNew(let message, let sender, let channel, let watcherCount):
             writer.field("message_id", message.id)
-            writer.key("message")
-            write(message: message, sender: sender, into: &writer)
-            writer.key("user")
-            writeUser(sender, &writer)
-            writer.key("channel")
-            writeChannel(channel, &writer)
-            writer.field("watcher_count", watcherCount)
-        case .notificationThreadMessageNew(let message, let sender, let channel, let watcherCount, _):
-            writer.field("message_id", message.id)
-            writer.fieldIfPresent("thread_id", message.parentID)
+            if case .notificationThreadMessageNew = event.payload { writer.fieldIfPresent("thread_id", message.parentID) }
             writer.key("message")
             write(message: message, sender: sender, into: &writer)
             writer.key("user")

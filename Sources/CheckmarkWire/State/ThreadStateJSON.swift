@@ -88,10 +88,14 @@ package enum ThreadStateJSON {
         w.endArray()
         // Participants in the order they joined: the parent's author, then by their first reply,
         // then those who only read it (by when they read).
+        // One pass over the replies: each participant's first reply (when it joined) and last.
         var joined: [String: Timestamp] = [:]
+        var lastReply: [String: Timestamp] = [:]
         for position in thread.replyPositions {
             let user = channel.messages.userID(at: position)
-            if joined[user] == nil { joined[user] = channel.messages.createdAt(at: position) }
+            let at = channel.messages.createdAt(at: position)
+            if joined[user] == nil { joined[user] = at }
+            lastReply[user] = at
         }
         if thread.reads[author] != nil { joined[author] = channel.messages.createdAt(at: parent) }
         // A participant's read time shows only where its read state may (rules 6 and 8): one who only
@@ -116,7 +120,7 @@ package enum ThreadStateJSON {
             StreamJSON.write(user: engine.users[user] ?? User(id: user), into: &w)
             w.field("created_at", joined[user]!)
             w.field("last_read_at", visible(user) ? thread.reads[user]!.lastRead : joined[user]!)
-            if let last = lastReply(of: user, in: thread, channel: channel) { w.field("last_thread_message_at", last) }
+            if let last = lastReply[user] { w.field("last_thread_message_at", last) }
             w.key("custom")
             w.beginObject()
             w.endObject()
@@ -137,9 +141,5 @@ package enum ThreadStateJSON {
         }
         w.endArray()
         w.endObject()
-    }
-
-    private static func lastReply(of user: String, in thread: MessageThread, channel: Channel) -> Timestamp? {
-        thread.replyPositions.last { channel.messages.userID(at: $0) == user }.map { channel.messages.createdAt(at: $0) }
     }
 }
