@@ -14,6 +14,11 @@ package struct CommitBatch: Sendable {
     package var members: [(cid: ChannelCID, member: Member, countableSeen: Int)] = []
     /// New messages, each with how many messages before it in its channel count as unread for others.
     package var messages: [(position: Int, message: Message, countableBefore: Int)] = []
+    /// Messages edited or deleted: their revisions and current texts.
+    package var messageEdits: [MessageEditRow] = []
+    /// Per channel, the edits whose texts ``messageEdits`` stores (message position: edit number,
+    /// ``MessageLog/pendingEdit(at:)``): what ``ReceiptsEngine/markEditsDurable(_:)`` takes.
+    package var storedEdits: [ChannelCID: [Int: Int]] = [:]
     /// Thread read states that changed, outside rewritten channels (those rewrite all of theirs).
     package var threadReads: [ThreadReadRow] = []
     /// The counts of the threads the batch's new messages reply to.
@@ -51,7 +56,7 @@ package struct CommitBatch: Sendable {
                 }
                 // A text is archived only once storage confirmed its message (``MessageLog``): one not
                 // stored yet is always held.
-                guard let message = log.message(at: position) else {
+                guard let message = log.sentMessage(at: position) else {
                     preconditionFailure("message \(position) of \(cid) was archived before it was stored")
                 }
                 messages.append((position, message, countable))
@@ -62,12 +67,26 @@ package struct CommitBatch: Sendable {
             }
         }
         messages.sort { $0.message.createdAt < $1.message.createdAt }
+        for key in footprint.messageEdits {
+            guard let log = engine.channels[key.cid]?.messages, key.position < log.count, let revision = log.revision(at: key.position) else { continue }
+            var text: String?
+            if revision.textUpdatedAt != nil || revision.hardDeleted {
+                // An edited text is held until storage confirms the row that stores it (``MessageLog``).
+                guard let edit = log.pendingEdit(at: key.position), let current = log.text(at: key.position) else {
+                    preconditionFailure("the edited text of message \(key.position) of \(key.cid) left memory before it was stored")
+                }
+                text = current
+                storedEdits[key.cid, default: [:]][key.position] = edit
+            }
+            messageEdits.append(MessageEditRow(cid: key.cid, position: key.position, revision: revision, text: text))
+        }
+        messageEdits.sort { ($0.cid, $0.position) < ($1.cid, $1.position) }
         // A command journaled without its text only when the batch stores that very text.
         for index in self.entries.indices {
             guard let position = self.entries[index].messagePosition else { continue }
             guard case .sendMessage(let cid, _, let draft) = self.entries[index].command,
                   footprint.messages.contains(StateFootprint.MessageKey(cid: cid, position: position)),
-                  let log = engine.channels[cid]?.messages, position < log.count, log.text(at: position) == draft.text else {
+                  let log = engine.channels[cid]?.messages, position < log.count, log.sentText(at: position) == draft.text else {
                 self.entries[index].messagePosition = nil
                 continue
             }

@@ -176,6 +176,44 @@ def test_typing_shows_while_the_other_types_and_follows_their_switch(people):
     ana.save_screenshot(os.path.join(ARTIFACTS, "ana-typing.png"))
 
 
+# What the message with this id shows: its text, the "edited" mark, and whether it is shown deleted.
+SHOWN = """
+const li = document.querySelector('li.message[data-id="' + CSS.escape(arguments[0]) + '"]');
+return li && {text: li.querySelector('.text').textContent, edited: !li.querySelector('.edited').hidden,
+              deleted: li.classList.contains('deleted')};
+"""
+
+
+def shown(driver, message_id):
+    return driver.execute_script(SHOWN, message_id)
+
+
+def test_an_edit_and_a_delete_of_ones_own_message_reach_the_other_page(people):
+    ana, ben = people["ana"], people["ben"]
+    send(ana, "Mete at noon")
+    wait_for(ben, lambda d: message(d, "Mete at noon"), "Ben's page to show Ana's message")
+    message_id = message(ana, "Mete at noon")["id"]
+    mine = f'li.message[data-id="{message_id}"]'
+    assert not ben.find_elements(By.CSS_SELECTOR, f"{mine} .edit-message"), "only the author is offered an edit"
+
+    # 1. Ana edits her message: Ben's page shows the new text, marked edited (message.updated).
+    ana.find_element(By.CSS_SELECTOR, f"{mine} .edit-message").click()
+    box = ana.find_element(By.CSS_SELECTOR, f"{mine} .edit-text")
+    box.clear()
+    box.send_keys("Meet at noon")
+    ana.find_element(By.CSS_SELECTOR, f"{mine} .save-edit").click()
+    edited = {"text": "Meet at noon", "edited": True, "deleted": False}
+    wait_for(ben, lambda d: shown(d, message_id) == edited, "Ben's page to show Ana's edit")
+    wait_for(ana, lambda d: shown(d, message_id) == edited, "Ana's page to show her edit")
+
+    # 2. Ana deletes it: both pages show it deleted (message.deleted), in its place.
+    ana.find_element(By.CSS_SELECTOR, f"{mine} .delete-message").click()
+    deleted = {"text": "This message was deleted.", "edited": False, "deleted": True}
+    wait_for(ben, lambda d: shown(d, message_id) == deleted, "Ben's page to show the message deleted")
+    wait_for(ana, lambda d: shown(d, message_id) == deleted, "Ana's page to show the message deleted")
+    ben.save_screenshot(os.path.join(ARTIFACTS, "ben-edit-delete.png"))
+
+
 def test_without_a_user_the_page_offers_the_people():
     driver = browser()
     try:

@@ -1,9 +1,11 @@
+import CheckmarkAuth
 import CheckmarkBench
 import CheckmarkClient
 import CheckmarkCore
 import CheckmarkServer
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import Testing
 
@@ -26,6 +28,15 @@ struct ReplayOverSocketsTests {
         return (try await ReceiptsServer.start(configuration, group: MultiThreadedEventLoopGroup.singleton, logger: logger), configuration)
     }
 
+    /// `lines` replayed over sockets against a fresh server of its own, stopped and removed after.
+    static func replayOnAFreshServer(_ lines: [TraceLine]) async throws -> ReplayReport {
+        let (fresh, configuration) = try await startServer(recording: nil)
+        defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
+        let report = try await RemoteReplay.run(lines, host: "127.0.0.1", port: fresh.port, apiKey: configuration.apiKey, apiSecret: secret)
+        await fresh.shutdown()
+        return report
+    }
+
     @Test func recordedMixedRunReplaysWithZeroDifferencesInProcessAndOverSockets() async throws {
         let trace = NSTemporaryDirectory() + "checkmark-mixed-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: trace) }
@@ -46,13 +57,47 @@ struct ReplayOverSocketsTests {
         #expect(inProcess.differences == [] && inProcess.privacyViolations == [])
         #expect(inProcess.connections >= 30 && inProcess.eventsCompared > 100)
 
-        let (fresh, freshConfiguration) = try await Self.startServer(recording: nil)
-        let overSockets = try await RemoteReplay.run(
-            lines, host: "127.0.0.1", port: fresh.port, apiKey: freshConfiguration.apiKey, apiSecret: Self.secret)
-        await fresh.shutdown()
-        try? FileManager.default.removeItem(atPath: freshConfiguration.dataDirectory)
+        let overSockets = try await Self.replayOnAFreshServer(lines)
         #expect(overSockets.differences == [])
         #expect(overSockets.eventsCompared == inProcess.eventsCompared)
+    }
+
+    /// Edits and deletes (rules M1-M6) replay over Stream's REST routes: `POST /messages/{id}` for an
+    /// edit, `DELETE /messages/{id}` with `hard` and `deleted_by` for a delete.
+    @Test func editsAndDeletesReplayOverRESTWithZeroDifferences() async throws {
+        let trace = NSTemporaryDirectory() + "checkmark-edits-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let (recorded, configuration) = try await Self.startServer(recording: trace)
+        let cid = ChannelCID(type: "messaging", id: "edits")
+        for user in ["ann", "ben"] { _ = try await recorded.service.submit(.upsertUser(User(id: user))).get() }
+        _ = try await recorded.service.submit(.createChannel(cid: cid, createdBy: "ann", members: ["ann", "ben"])).get()
+        var connections: [ChatConnection] = []
+        for user in ["ann", "ben"] {
+            let connection = try await ChatConnection.connect(
+                host: "127.0.0.1", port: recorded.port, apiKey: configuration.apiKey, userID: user,
+                token: JWT.sign(claims: .object([("user_id", .string(user))]), secret: Self.secret))
+            _ = try await connection.watch(cid)
+            connections.append(connection)
+        }
+        for i in 1...3 { _ = try await connections[0].sendMessage(cid, text: "text \(i)", id: "m/\(i)") }
+        for command: ReceiptsCommand in [
+            .updateMessage(cid: cid, messageID: "m/1", text: "edited ✓", by: "ann"),
+            .updateMessage(cid: cid, messageID: "m/2", text: "by the server", by: nil),
+            .deleteMessage(cid: cid, messageID: "m/2", hard: false, by: "ann"),
+            .deleteMessage(cid: cid, messageID: "m/3", hard: true, by: nil),
+        ] {
+            _ = try await recorded.service.submit(command).get()
+        }
+        for connection in connections { _ = await connection.nextEvent(timeout: .milliseconds(300)); connection.close() }
+        await recorded.shutdown()
+        try? FileManager.default.removeItem(atPath: configuration.dataDirectory)
+
+        let lines = try TraceFile.lines(atPath: trace)
+        let inProcess = try await ReplayRunner.run(lines)
+        #expect(inProcess.differences == [])
+        let overSockets = try await Self.replayOnAFreshServer(lines)
+        #expect(overSockets.differences == [])
+        #expect(overSockets.eventsCompared == inProcess.eventsCompared && inProcess.eventsCompared >= 14, "3 message.new, 2 message.updated and 2 message.deleted, to 2 watchers")
     }
 }
 

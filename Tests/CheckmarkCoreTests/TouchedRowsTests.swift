@@ -45,6 +45,13 @@ struct TouchedRowsTests {
         .markUnread(cid: general, userID: "carol", from: .message("m1")),  // unchanged
         .markReadMany(userID: "alice", channels: nil),
         .markReadMany(userID: "bob", channels: [ChannelReadTarget(cid: general, messageID: nil), ChannelReadTarget(cid: team, messageID: nil)]),
+        // Edits and deletes: a text edited, an edit keeping the text, a soft and a hard delete, and a
+        // delete of a deleted message (unchanged).
+        .updateMessage(cid: general, messageID: "m1", text: "hello, edited", by: "alice"),
+        .updateMessage(cid: general, messageID: "m1", text: "hello, edited", by: nil),
+        .deleteMessage(cid: general, messageID: "r2", hard: false, by: "carol"),
+        .deleteMessage(cid: team, messageID: "core-1", hard: true, by: nil),
+        .deleteMessage(cid: general, messageID: "r2", hard: false, by: nil),  // deleted already: unchanged
         .stopWatching(connectionID: "c1", cid: general),
         .disconnect(connectionID: "c1"),
         .removeMembers(cid: general, userIDs: ["carol", "nobody"]),
@@ -64,6 +71,9 @@ struct TouchedRowsTests {
         .createChannel(cid: ChannelCID(type: "messaging", id: "other"), createdBy: "nobody", members: []),
         .addMembers(cid: general, userIDs: ["nobody"]),
         .removeMembers(cid: ChannelCID(type: "messaging", id: "missing"), userIDs: ["alice"]),
+        .updateMessage(cid: general, messageID: "m1", text: "not the author", by: "bob"),
+        .deleteMessage(cid: general, messageID: "missing", hard: false, by: nil),
+        .updateMessage(cid: general, messageID: "r2", text: "deleted already", by: nil),
     ]
 
     @Test("the record of each command equals the durable rows that changed")
@@ -90,7 +100,7 @@ struct TouchedRowsTests {
             }
         }
         // Every durable command kind changed something at least once.
-        #expect(kinds.count == 13, "\(kinds.sorted())")
+        #expect(kinds.count == 15, "\(kinds.sorted())")
         #expect(engine.takeFootprint().isEmpty)
     }
 
@@ -132,7 +142,14 @@ struct TouchedRowsTests {
             for position in previous.messages.count..<channel.messages.count {
                 footprint.messages.insert(.init(cid: cid, position: position))
             }
-            #expect(Array(channel.messages.heldMessages.prefix(previous.messages.count)) == previous.messages.heldMessages, "messages only append")
+            // Messages only append; an edit or a delete changes one in place (its `message_edits` row).
+            let before = previous.messages.heldMessages
+            for (position, message) in channel.messages.heldMessages.prefix(before.count).enumerated() where message != before[position] {
+                var sent = message, previouslySent = before[position]
+                (sent.text, sent.revision, previouslySent.text, previouslySent.revision) = ("", nil, "", nil)
+                #expect(sent == previouslySent, "only the text and the revision change")
+                footprint.messageEdits.insert(.init(cid: cid, position: position))
+            }
             for (parentID, thread) in channel.threads {
                 for (userID, read) in thread.reads where previous.threads[parentID]?.reads[userID].map(stored) != stored(read) {
                     footprint.threadReads.insert(.init(cid: cid, parentID: parentID, userID: userID))

@@ -43,6 +43,10 @@ extension EndToEnd {
             try await alice.markUnread(team, messageID: "m3")
             bob.close()
             try await alice.sendMessage(team, text: "after bob left", id: "m5")
+            // Edits and deletes (rules M1-M6), by the author and by the server.
+            try await server.run(.updateMessage(cid: team, messageID: "m2", text: "round 2, edited", by: "alice"))
+            try await server.run(.deleteMessage(cid: team, messageID: "m1", hard: false, by: "alice"))
+            try await server.run(.deleteMessage(cid: team, messageID: "m3", hard: true, by: nil))
             _ = await carol.drain()
             await server.stop()
             return try TraceFile.lines(atPath: trace)

@@ -27,6 +27,10 @@ struct StorageRoundTripTests {
         .sendMessage(cid: team, userID: "carol", draft: MessageDraft(id: "c2", text: "team 2")),
         .markDelivered(userID: "alice", latest: [DeliveredTarget(cid: team, messageID: "c1")]),
         .markRead(cid: general, userID: "bob", messageID: "m1"),
+        // Edits and deletes (rules M1-M6): a text edited, one edited to itself, a soft delete.
+        .updateMessage(cid: general, messageID: "m1", text: "hello, edited ✓", by: "alice"),
+        .updateMessage(cid: team, messageID: "c2", text: "team 2", by: nil),
+        .deleteMessage(cid: general, messageID: "s1", hard: false, by: "bob"),
         .addMembers(cid: general, userIDs: ["carol"]),
         .sendMessage(cid: general, userID: "carol", draft: MessageDraft(id: "m3", text: "after carol")),
         .markUnread(cid: general, userID: "alice", from: .message("m3")),
@@ -43,6 +47,8 @@ struct StorageRoundTripTests {
         .sendMessage(cid: team, userID: "alice", draft: MessageDraft(id: "c1-r3", text: "quiet", parentID: "c1", silent: true)),
         .markThreadRead(cid: general, userID: "alice", parentID: "m1"),
         .sendMessage(cid: general, userID: "carol", draft: MessageDraft(id: "t2", text: "more", parentID: "m1")),
+        .deleteMessage(cid: team, messageID: "c1-r1", hard: true, by: nil),
+        .updateMessage(cid: general, messageID: "m1", text: "edited twice", by: nil),
         .removeMembers(cid: general, userIDs: ["bob"]),
     ]
 

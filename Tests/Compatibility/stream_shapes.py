@@ -23,6 +23,8 @@ RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:
 EVENTS = {
     "health.check": "HealthCheckEvent",
     "message.new": "MessageNewEvent",
+    "message.updated": "MessageUpdatedEvent",
+    "message.deleted": "MessageDeletedEvent",
     "notification.message_new": "NotificationNewMessageEvent",
     "message.read": "MessageReadEvent",
     "message.delivered": "MessageDeliveredEvent",
@@ -45,6 +47,9 @@ ROUTES = [
     ("GET", re.compile(r"^/messages/[^/]+/replies$"), "RepliesResponse"),
     ("POST", re.compile(r"^/channels/[^/]+/[^/]+/event$"), "EventResponse"),
     ("GET", re.compile(r"^/messages/[^/]+$"), "GetMessageResponse"),
+    ("POST", re.compile(r"^/messages/[^/]+$"), "UpdateMessageResponse"),
+    ("PUT", re.compile(r"^/messages/[^/]+$"), "UpdateMessagePartialResponse"),
+    ("DELETE", re.compile(r"^/messages/[^/]+$"), "DeleteMessageResponse"),
     ("POST", re.compile(r"^/threads$"), "QueryThreadsResponse"),
     ("GET", re.compile(r"^/threads/[^/]+$"), "GetThreadResponse"),
 ]

@@ -1,8 +1,8 @@
 """Shape conformance: every object and event Checkmark serves has the fields Stream's API description
 marks required, with Stream's JSON types (stream-shapes.json). The validator is proven on real frames
 and bodies with one field removed or mistyped (it must name exactly that field); then one run drives
-every route and every event type, receipts with privacy on and off, thread reads and paging, and
-validates every body and frame it gets."""
+every route and every event type, receipts with privacy on and off, thread reads and paging, edits and
+deletes, and validates every body and frame it gets."""
 
 import copy
 import queue
@@ -163,6 +163,12 @@ def test_every_route_and_every_event_has_streams_shape(client, users, listen, re
     channel.send_event({"type": "typing.start"}, ben)
     channel.send_event({"type": "typing.stop"}, ben)
     channel.send_event({"type": "friendship_request", "text": "hi"}, ann)
+    # Edits and deletes (soft, then hard): message.updated and message.deleted to every watcher.
+    edited = channel.send_message({"text": "to edit"}, ben)["message"]
+    client.update_message({"id": edited["id"], "text": "edited", "user_id": ben})
+    client.update_message_partial(edited["id"], {"set": {"text": "edited again"}}, ben)
+    client.delete_message(edited["id"], deleted_by=ben)
+    client.delete_message(edited["id"], hard=True)
 
     received = dict(zip(list(sockets) + ["elsewhere"], drain(list(sockets.values()) + [elsewhere])))
     frames = [frame for got in received.values() for frame in got]

@@ -1,10 +1,14 @@
 import CheckmarkCore
+import Foundation
 
 /// The REST call (Stream's paths, docs/openapi.json) that makes a server apply a given command, for
 /// every command that is not a connection's own (those go over the connection's socket: nil). Pure.
 enum RESTForm {
     static func request(for command: ReceiptsCommand) -> (method: String, path: String, body: JSONValue?)? {
         func channel(_ cid: ChannelCID, _ suffix: String = "") -> String { "/channels/\(cid.type)/\(cid.id)\(suffix)" }
+        func component(_ text: String) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+        }
         switch command {
         case .upsertUser(let user):
             var fields: [(String, JSONValue)] = [("id", .string(user.id))]
@@ -50,6 +54,14 @@ enum RESTForm {
             }
             if draft.silent { message.append(("silent", .bool(true))) }
             return ("POST", channel(cid, "/message"), .object([("message", .object(message))]))
+        case .updateMessage(_, let messageID, let text, let editor):
+            var message: [(String, JSONValue)] = [("text", .string(text))]
+            if let editor { message.append(("user_id", .string(editor))) }
+            return ("POST", "/messages/\(component(messageID))", .object([("message", .object(message))]))
+        case .deleteMessage(_, let messageID, let hard, let editor):
+            var query = hard ? "?hard=true" : ""
+            if let editor { query += (query.isEmpty ? "?" : "&") + "deleted_by=\(component(editor))" }
+            return ("DELETE", "/messages/\(component(messageID))\(query)", nil)
         case .markRead(let cid, let userID, let messageID):
             var body: [(String, JSONValue)] = [("user_id", .string(userID))]
             if let messageID { body.append(("message_id", .string(messageID))) }

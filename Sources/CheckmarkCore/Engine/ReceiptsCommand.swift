@@ -18,6 +18,10 @@ public enum ReceiptsCommand: Sendable, Hashable {
     case watch(connectionID: String, cid: ChannelCID)
     case stopWatching(connectionID: String, cid: ChannelCID)
     case sendMessage(cid: ChannelCID, userID: String, draft: MessageDraft)
+    /// Gives a message a new text; `by` is the user editing it, nil for the server.
+    case updateMessage(cid: ChannelCID, messageID: String, text: String, by: String?)
+    /// Deletes a message (`hard`: its text erased too); `by` is the user deleting it, nil for the server.
+    case deleteMessage(cid: ChannelCID, messageID: String, hard: Bool, by: String?)
     /// Read up to and including `messageID`, or everything when nil.
     case markRead(cid: ChannelCID, userID: String, messageID: String?)
     /// Several channels at once (`read_by_channel`), or, with nil, every channel of the user.
@@ -27,6 +31,19 @@ public enum ReceiptsCommand: Sendable, Hashable {
     case markUnread(cid: ChannelCID, userID: String, from: UnreadTarget)
     /// Per channel, the newest message delivered to the user.
     case markDelivered(userID: String, latest: [DeliveredTarget])
+}
+
+extension ReceiptsCommand {
+    /// The message an edit or a delete changes; nil for every other command.
+    public var revisedMessage: (cid: ChannelCID, messageID: String)? {
+        switch self {
+        case .updateMessage(let cid, let messageID, _, _), .deleteMessage(let cid, let messageID, _, _):
+            (cid, messageID)
+        case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers, .connect,
+             .disconnect, .watch, .stopWatching, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+            nil
+        }
+    }
 }
 
 /// One channel of a mark-several-read.

@@ -95,6 +95,10 @@ public struct ReceiptsEngine: Sendable {
             case .watch(let connection, let cid): return .success(try watch(connection, cid))
             case .stopWatching(let connection, let cid): return .success(try stopWatching(connection, cid))
             case .sendMessage(let cid, let user, let draft): return .success(try sendMessage(cid, user, draft, at: now))
+            case .updateMessage(let cid, let messageID, let text, let editor):
+                return .success(try updateMessage(cid, messageID, text: text, by: editor, at: now))
+            case .deleteMessage(let cid, let messageID, let hard, let editor):
+                return .success(try deleteMessage(cid, messageID, hard: hard, by: editor, at: now))
             case .markRead(let cid, let user, let messageID):
                 return .success(try markRead([ChannelReadTarget(cid: cid, messageID: messageID)], user: user, allChannels: false, at: now))
             case .markReadMany(let user, let targets):

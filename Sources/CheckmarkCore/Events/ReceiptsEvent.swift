@@ -24,14 +24,15 @@ public struct ReceiptsEvent: Sendable, Hashable {
     public var isReplayable: Bool {
         switch payload {
         case .notificationMessageNew, .notificationThreadMessageNew: false
-        case .messageNew, .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread: true
+        case .messageNew, .messageUpdated, .messageDeleted, .messageRead, .messageDelivered, .notificationMarkRead,
+             .notificationMarkUnread: true
         }
     }
 
     /// Who the event is for, decided with the privacy settings it was emitted under.
     public var audience: EventAudience {
         switch payload {
-        case .messageNew: .watchers
+        case .messageNew, .messageUpdated, .messageDeleted: .watchers
         case .notificationMessageNew: .nonWatchingMembers
         case .notificationThreadMessageNew: .threadParticipants
         case .messageRead(let user, _, let thread?):
@@ -74,6 +75,11 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     /// A thread reply, for the thread's participants other than its author: what the SDKs' thread
     /// lists update their unread thread count and their "new replies" state from.
     case notificationThreadMessageNew(message: Message, sender: User, channel: ChannelSummary, watcherCount: Int)
+    /// A message edited (rule M1): `by` is who edited it (its sender, for the server). `replyCount`
+    /// is its thread's size, for a parent (the SDKs replace their copy of the message with this one).
+    case messageUpdated(message: Message, sender: User, by: User, replyCount: Int)
+    /// A message deleted (rules M4, M5), `hard` with its text erased.
+    case messageDeleted(message: Message, sender: User, by: User, hard: Bool, replyCount: Int)
     /// A channel read, or with `thread` a thread read.
     case messageRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil)
     case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
@@ -88,6 +94,8 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     public var type: String {
         switch self {
         case .messageNew: "message.new"
+        case .messageUpdated: "message.updated"
+        case .messageDeleted: "message.deleted"
         case .notificationMessageNew: "notification.message_new"
         case .notificationThreadMessageNew: "notification.thread_message_new"
         case .messageRead: "message.read"
@@ -116,7 +124,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
             .notificationMessageNew(message: message, sender: sender, channel: channel, watcherCount: watcherCount())
         case .notificationThreadMessageNew(let message, let sender, let channel, _):
             .notificationThreadMessageNew(message: message, sender: sender, channel: channel, watcherCount: watcherCount())
-        case .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
+        case .messageUpdated, .messageDeleted, .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
             self
         }
     }
@@ -126,7 +134,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         switch self {
         case .notificationMessageNew, .notificationThreadMessageNew: true
         case .notificationMarkRead(_, _, _, let channel): channel != nil
-        case .messageNew, .messageRead, .messageDelivered, .notificationMarkUnread: false
+        case .messageNew, .messageUpdated, .messageDeleted, .messageRead, .messageDelivered, .notificationMarkUnread: false
         }
     }
 
@@ -136,7 +144,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         case .messageRead(let user, _, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _, _, _),
             .notificationMarkUnread(let user, _, _, _, _):
             user.id
-        case .messageNew, .notificationMessageNew, .notificationThreadMessageNew:
+        case .messageNew, .messageUpdated, .messageDeleted, .notificationMessageNew, .notificationThreadMessageNew:
             nil
         }
     }

@@ -18,9 +18,12 @@ public struct Message: Sendable, Hashable {
     public var showInChannel: Bool
     /// Silent messages never count as unread.
     public var silent: Bool
+    /// Its last edit and its deletion; nil for a message as it was sent.
+    public var revision: MessageRevision?
 
     public init(id: String, cid: ChannelCID, userID: String, text: String, kind: Kind = .regular,
-                createdAt: Timestamp, parentID: String? = nil, showInChannel: Bool = false, silent: Bool = false) {
+                createdAt: Timestamp, parentID: String? = nil, showInChannel: Bool = false, silent: Bool = false,
+                revision: MessageRevision? = nil) {
         self.id = id
         self.cid = cid
         self.userID = userID
@@ -30,7 +33,14 @@ public struct Message: Sendable, Hashable {
         self.parentID = parentID
         self.showInChannel = showInChannel
         self.silent = silent
+        self.revision = revision
     }
+
+    /// Deleted (soft or hard): Stream's `type` is then `deleted`.
+    public var isDeleted: Bool { revision?.isDeleted ?? false }
+
+    /// Stream's `type`: `deleted` once deleted, else the kind it was sent as.
+    public var streamType: String { isDeleted ? "deleted" : kind.rawValue }
 
     /// A thread reply not shown in the channel: never counted, never delivery-tracked (rules 4, 5).
     public var isThreadOnly: Bool { parentID != nil && !showInChannel }

@@ -7,6 +7,10 @@
 ///
 /// Contract: a text is archived only by ``markDurable(count:keepingNewest:)``, and only below the
 /// count storage confirmed, so that storage always has what memory dropped.
+///
+/// Edits and deletions (``MessageRevision``) are held for every message that has one, few as they
+/// are; an edited text is held like a sent one (in the window), and outside the window only until
+/// storage confirmed that edit (``markEditDurable(at:edit:)``).
 public struct MessageLog: Sendable {
     /// The channel all messages belong to.
     public var cid: ChannelCID
@@ -27,6 +31,20 @@ public struct MessageLog: Sendable {
     /// position, and their positions in the order they were recalled.
     private var recalledTexts: [Int: String] = [:]
     private var recalledOrder: [Int] = []
+    /// Edits and deletions, by position.
+    private var revisions: [Int: MessageRevision] = [:]
+    /// The current texts of edited messages (``Flags/edited``), by position: each with the number of
+    /// the edit that set it, and whether storage confirmed it.
+    private var editedTexts: [Int: EditedText] = [:]
+    /// Numbers the edits of this log's texts (``EditedText/edit``).
+    private var lastEdit = 0
+
+    private struct EditedText: Sendable {
+        var text: String
+        var edit: Int
+        var durable: Bool
+    }
+
     /// Messages storage confirmed: positions below this one.
     public private(set) var durableCount = 0
     /// How many messages count as unread for members other than their authors (rule 4: channel
@@ -43,6 +61,8 @@ public struct MessageLog: Sendable {
         static let silent = Flags(rawValue: 4)
         static let system = Flags(rawValue: 8)
         static let archived = Flags(rawValue: 16)
+        /// Its text was edited: the current one is in ``editedTexts`` (or, archived, in storage).
+        static let edited = Flags(rawValue: 32)
 
         init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -120,10 +140,32 @@ public struct MessageLog: Sendable {
     /// The author reference of the message at `position`.
     public func authorRef(at position: Int) -> UInt32 { authorRefs[position] }
 
-    /// The message's text, or nil when it is archived (and not recalled).
+    /// The message's current text, or nil when it is archived (and not recalled).
     public func text(at position: Int) -> String? {
-        flags[position].contains(.archived) ? recalledTexts[position] : texts[position - textBase]
+        let flags = flags[position]
+        if flags.contains(.edited), let edited = editedTexts[position] { return edited.text }
+        return flags.contains(.archived) ? recalledTexts[position] : texts[position - textBase]
     }
+
+    /// The text the message was sent with, while it is held (what its `messages` row stores).
+    public func sentText(at position: Int) -> String? {
+        flags[position].contains(.archived) ? nil : texts[position - textBase]
+    }
+
+    /// The message's last edit and deletion, if it has any.
+    public func revision(at position: Int) -> MessageRevision? { revisions[position] }
+
+    /// Whether the message was deleted.
+    public func isDeleted(at position: Int) -> Bool { revisions[position]?.isDeleted ?? false }
+
+    /// The number of the edit that set the message's text, while storage has not confirmed it
+    /// (what ``markEditDurable(at:edit:)`` is given once it has).
+    public func pendingEdit(at position: Int) -> Int? {
+        editedTexts[position].flatMap { $0.durable ? nil : $0.edit }
+    }
+
+    /// Whether an edited text waits for storage to confirm it.
+    public var hasPendingEdits: Bool { editedTexts.values.contains { !$0.durable } }
 
     /// Whether the message's text is in memory (``text(at:)`` is not nil).
     public func holdsText(at position: Int) -> Bool { text(at: position) != nil }
@@ -140,7 +182,15 @@ public struct MessageLog: Sendable {
         return Message(
             id: ids[position], cid: cid, userID: authorNames[Int(authorRefs[position])], text: text,
             kind: flags.contains(.system) ? .system : .regular, createdAt: times[position], parentID: parentID(at: position),
-            showInChannel: flags.contains(.showInChannel), silent: flags.contains(.silent))
+            showInChannel: flags.contains(.showInChannel), silent: flags.contains(.silent), revision: revisions[position])
+    }
+
+    /// The message as it was sent (what its `messages` row stores), while its text is held.
+    public func sentMessage(at position: Int) -> Message? {
+        guard let text = sentText(at: position) else { return nil }
+        var message = message(at: position, text: text)
+        message.revision = nil
+        return message
     }
 
     // MARK: Changing
@@ -182,6 +232,37 @@ public struct MessageLog: Sendable {
         return reference
     }
 
+    /// Records an edit or a deletion of the message at `position`: its revision, and with `text` its
+    /// new text (held until storage confirms this edit, ``pendingEdit(at:)``).
+    public mutating func revise(at position: Int, _ revision: MessageRevision, text: String?) {
+        revisions[position] = revision
+        guard let text else { return }
+        lastEdit += 1
+        editedTexts[position] = EditedText(text: text, edit: lastEdit, durable: false)
+        flags[position].insert(.edited)
+        if recalledTexts.removeValue(forKey: position) != nil { recalledOrder.removeAll { $0 == position } }
+    }
+
+    /// A revision storage already has (a restore), with the text it stores when the edit changed it;
+    /// `holdingText` false leaves that text in storage.
+    public mutating func restoreRevision(at position: Int, _ revision: MessageRevision, text: String?, holdingText: Bool) {
+        revisions[position] = revision
+        guard let text else { return }
+        flags[position].insert(.edited)
+        if holdingText {
+            lastEdit += 1
+            editedTexts[position] = EditedText(text: text, edit: lastEdit, durable: true)
+        }
+    }
+
+    /// Storage confirmed edit number `edit` of the message at `position` (``pendingEdit(at:)``): its
+    /// text leaves memory if the message is archived. A later edit's text stays.
+    public mutating func markEditDurable(at position: Int, edit: Int) {
+        guard position < count, var edited = editedTexts[position], edited.edit == edit else { return }
+        edited.durable = true
+        editedTexts[position] = flags[position].contains(.archived) ? nil : edited
+    }
+
     /// Storage confirmed the first `count` messages: archives the texts of those that are older than
     /// the newest `window` messages.
     public mutating func markDurable(count confirmed: Int, keepingNewest window: Int) {
@@ -191,6 +272,9 @@ public struct MessageLog: Sendable {
             if !flags[archivedThrough].contains(.archived) {
                 flags[archivedThrough].insert(.archived)
                 texts[archivedThrough - textBase] = ""
+                if flags[archivedThrough].contains(.edited), editedTexts[archivedThrough]?.durable == true {
+                    editedTexts[archivedThrough] = nil
+                }
             }
             archivedThrough += 1
         }

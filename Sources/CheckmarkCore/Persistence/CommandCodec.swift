@@ -23,6 +23,8 @@ package enum CommandCodec {
         case .watch: "watch"
         case .stopWatching: "stop_watching"
         case .sendMessage: "send_message"
+        case .updateMessage: "update_message"
+        case .deleteMessage: "delete_message"
         case .markRead: "mark_read"
         case .markReadMany: "mark_read_many"
         case .markThreadRead: "mark_thread_read"
@@ -94,6 +96,16 @@ package enum CommandCodec {
             w.field("cid", cid.description)
             w.field("user_id", user)
             w.fieldIfPresent("message_id", messageID)
+        case .updateMessage(let cid, let messageID, let text, let editor):
+            w.field("cid", cid.description)
+            w.field("message_id", messageID)
+            w.field("text", text)
+            w.fieldIfPresent("by", editor)
+        case .deleteMessage(let cid, let messageID, let hard, let editor):
+            w.field("cid", cid.description)
+            w.field("message_id", messageID)
+            w.field("hard", hard)
+            w.fieldIfPresent("by", editor)
         case .markThreadRead(let cid, let user, let parentID):
             w.field("cid", cid.description)
             w.field("user_id", user)
@@ -178,6 +190,12 @@ package enum CommandCodec {
                 parentID: message["parent_id"]?.stringValue, showInChannel: message["show_in_channel"]?.boolValue ?? false,
                 silent: message["silent"]?.boolValue ?? false)
             return .sendMessage(cid: try cid(json), userID: try string(json, "user_id"), draft: draft)
+        case "update_message":
+            return .updateMessage(cid: try cid(json), messageID: try string(json, "message_id"), text: try string(json, "text"),
+                                  by: json["by"]?.stringValue)
+        case "delete_message":
+            return .deleteMessage(cid: try cid(json), messageID: try string(json, "message_id"), hard: json["hard"]?.boolValue ?? false,
+                                  by: json["by"]?.stringValue)
         case "mark_read":
             return .markRead(cid: try cid(json), userID: try string(json, "user_id"), messageID: json["message_id"]?.stringValue)
         case "mark_thread_read":

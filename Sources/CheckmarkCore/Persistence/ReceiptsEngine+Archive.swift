@@ -9,6 +9,15 @@ extension ReceiptsEngine {
         }
     }
 
+    /// Storage confirmed these edits (per channel, the position of each edited message and the number
+    /// of the edit it stored, ``MessageLog/pendingEdit(at:)``): archived messages' texts leave memory.
+    package mutating func markEditsDurable(_ edits: [ChannelCID: [Int: Int]]) {
+        for (cid, stored) in edits {
+            guard let index = channels.index(forKey: cid) else { continue }
+            for (position, edit) in stored { channels.values[index].messages.markEditDurable(at: position, edit: edit) }
+        }
+    }
+
     /// Storage confirmed every message held now (a restored engine).
     package mutating func markAllMessagesDurable() {
         for index in channels.indices {

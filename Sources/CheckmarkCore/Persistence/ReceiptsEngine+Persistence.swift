@@ -41,11 +41,13 @@ extension ReceiptsEngine {
     /// the next command or query that needs it has it loaded again (``install(_:)``). Only a channel
     /// storage holds exactly as it is here may go: the caller guarantees that no change of it waits for
     /// a commit. Returns false, changing nothing, when the channel is not resident, a connection
-    /// watches it, one of its messages is not durable yet (``MessageLog/durableCount``), or rows of it
+    /// watches it, one of its messages or edits is not durable yet (``MessageLog/durableCount``,
+    /// ``MessageLog/hasPendingEdits``), or rows of it
     /// are noted for the next footprint (``touched``).
     @discardableResult
     package mutating func evict(_ cid: ChannelCID) -> Bool {
         guard let channel = channels[cid], channel.watchers.isEmpty, channel.messages.durableCount == channel.messages.count,
+              !channel.messages.hasPendingEdits,
               !touched.channelIDs.contains(cid) else { return false }
         channels[cid] = nil
         dormantChannels[cid] = DormantChannel(of: channel)
@@ -104,6 +106,8 @@ extension ReceiptsEngine {
         case .sendMessage(let cid, let userID, _), .markRead(let cid, let userID, _), .markThreadRead(let cid, let userID, _),
              .markUnread(let cid, let userID, _):
             (named, actor) = ([cid], userID)
+        case .updateMessage(let cid, _, _, let editor), .deleteMessage(let cid, _, _, let editor):
+            (named, actor) = ([cid], editor)
         case .watch(let connectionID, let cid):
             guard let handle = connections.handle(of: connectionID) else { throw .unknownConnection(connectionID) }
             (named, actor) = ([cid], connections.userID(of: handle))
@@ -160,7 +164,7 @@ extension ReceiptsEngine {
         case .connect, .disconnect, .watch, .stopWatching:
             false
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+             .removeMembers, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
             true
         }
     }

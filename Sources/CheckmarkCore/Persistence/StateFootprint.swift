@@ -40,13 +40,16 @@ package struct StateFootprint: Sendable, Hashable {
     package var channels: Set<ChannelCID> = []
     package var members: Set<MemberKey> = []
     package var messages: Set<MessageKey> = []
+    /// Messages edited or deleted (their `message_edits` rows).
+    package var messageEdits: Set<MessageKey> = []
     /// Thread read states (a rewritten channel rewrites all of its own).
     package var threadReads: Set<ThreadReadKey> = []
 
     package init() {}
 
     package var isEmpty: Bool {
-        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && threadReads.isEmpty
+        users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && messageEdits.isEmpty
+            && threadReads.isEmpty
     }
 
     /// The channels any noted row belongs to.
@@ -54,6 +57,7 @@ package struct StateFootprint: Sendable, Hashable {
         var cids = channels
         for key in members { cids.insert(key.cid) }
         for key in messages { cids.insert(key.cid) }
+        for key in messageEdits { cids.insert(key.cid) }
         for key in threadReads { cids.insert(key.cid) }
         return cids
     }
@@ -65,6 +69,7 @@ package struct StateFootprint: Sendable, Hashable {
         channels.removeAll(keepingCapacity: keepingCapacity)
         members.removeAll(keepingCapacity: keepingCapacity)
         messages.removeAll(keepingCapacity: keepingCapacity)
+        messageEdits.removeAll(keepingCapacity: keepingCapacity)
         threadReads.removeAll(keepingCapacity: keepingCapacity)
     }
 
@@ -75,6 +80,7 @@ package struct StateFootprint: Sendable, Hashable {
         channels.formUnion(other.channels)
         members.formUnion(other.members)
         messages.formUnion(other.messages)
+        messageEdits.formUnion(other.messageEdits)
         threadReads.formUnion(other.threadReads)
     }
 }

@@ -12,7 +12,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
     // Messages and confirmations in a channel.
     case sendMessage, markRead, markUnread, stopWatching, messageReceipts, sendEvent
     // Messages and threads.
-    case getMessage, replies, queryThreads, getThread
+    case getMessage, updateMessage, updateMessagePartial, deleteMessage, replies, queryThreads, getThread
     // Unread counts.
     case unreadCounts
 
@@ -20,7 +20,8 @@ package enum APIRoute: String, CaseIterable, Sendable {
         switch self {
         case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage, .getThread: "GET"
         case .updateUsersPartial: "PATCH"
-        case .updateChannelType: "PUT"
+        case .updateChannelType, .updateMessagePartial: "PUT"
+        case .deleteMessage: "DELETE"
         default: "POST"
         }
     }
@@ -45,7 +46,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .markRead: "/channels/{type}/{id}/read"
         case .markUnread: "/channels/{type}/{id}/unread"
         case .stopWatching: "/channels/{type}/{id}/stop-watching"
-        case .getMessage: "/messages/{id}"
+        case .getMessage, .updateMessage, .updateMessagePartial, .deleteMessage: "/messages/{id}"
         case .replies: "/messages/{parent_id}/replies"
         case .queryThreads: "/threads"
         case .getThread: "/threads/{message_id}"
@@ -63,7 +64,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .connect, .healthz, .readyz, .metrics, .upsertUsers, .updateUsersPartial, .createChannelType, .listChannelTypes,
              .getChannelType, .updateChannelType, .queryChannels, .markAllRead, .markDelivered, .queryDistinctChannel,
              .queryChannel, .updateChannel, .sendMessage, .markRead, .markUnread, .stopWatching, .messageReceipts, .replies,
-             .getMessage, .queryThreads, .getThread, .unreadCounts:
+             .getMessage, .updateMessage, .updateMessagePartial, .deleteMessage, .queryThreads, .getThread, .unreadCounts:
             200
         }
     }

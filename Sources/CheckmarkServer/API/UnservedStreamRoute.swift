@@ -4,7 +4,8 @@ import CheckmarkWire
 /// a request for one is answered 501 `not_served` naming the feature, never a bare 404 or 405, so
 /// that an app learns at its first call which feature it cannot use here. The routes are those of
 /// Stream's client-side API description (GetStream/protocol, `openapi/chat-openapi-clientside.json`
-/// at commit e51a64d3) minus ``APIRoute``'s.
+/// at commit e51a64d3) minus ``APIRoute``'s, and those Stream's JavaScript SDK calls that the
+/// description lacks.
 package struct UnservedStreamRoute: Sendable, Equatable {
     package var method: String
     package var template: String
@@ -57,8 +58,9 @@ package struct UnservedStreamRoute: Sendable, Equatable {
         add("guest users", [("POST", "/guest")])
         add("long polling", [("GET", "/longpoll")])
         add("member queries", [("GET", "/members")])
-        add("editing and deleting messages", [("DELETE", "/messages/{id}"), ("POST", "/messages/{id}"), ("PUT", "/messages/{id}")])
         add("message actions", [("POST", "/messages/{id}/action")])
+        // Not in the client-side description, but Stream's JavaScript SDK calls it (`undeleteMessage`).
+        add("undeleting messages", [("POST", "/messages/{id}/undelete")])
         add("reactions", [("POST", "/messages/{id}/reaction"), ("DELETE", "/messages/{id}/reaction/{type}"),
                           ("GET", "/messages/{id}/reactions"), ("POST", "/messages/{id}/reactions")])
         add("translation", [("POST", "/messages/{id}/translate")])

@@ -39,6 +39,11 @@ enum DemoPageHTML {
   .author { font-size: 12px; font-weight: 600; color: #a0522d; }
   .mine .author { display: none; }
   .text { white-space: pre-wrap; word-wrap: break-word; }
+  .deleted .text { color: var(--gray); font-style: italic; }
+  .deleted .edit-message, .deleted .delete-message, .deleted .edited { display: none; }
+  .edited { font-style: italic; }
+  .edit-form { display: flex; gap: 4px; }
+  .edit-form input { flex: 1; font: inherit; }
   .meta { display: flex; justify-content: flex-end; align-items: center; gap: 6px; font-size: 11px; color: var(--gray); }
   .meta button { border: 0; background: none; color: #3b6ea5; font-size: 11px; padding: 0; cursor: pointer; }
   .meta button:hover { text-decoration: underline; }
@@ -250,8 +255,25 @@ function messageElement(message) {
     unread.addEventListener("click", () => markUnread(message.id));
     meta.append(unread);
   }
+  if (message.user === state.me) {
+    const edit = document.createElement("button");
+    edit.type = "button";
+    edit.className = "edit-message";
+    edit.textContent = "edit";
+    edit.addEventListener("click", () => startEdit(message.id));
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "delete-message";
+    remove.textContent = "delete";
+    remove.addEventListener("click", () => deleteMessage(message.id));
+    meta.append(edit, remove);
+  }
+  const edited = document.createElement("span");
+  edited.className = "edited";
+  edited.textContent = "edited";
+  edited.hidden = true;
   const time = document.createElement("time");
-  meta.append(time);
+  meta.append(edited, time);
   if (message.user === state.me) {
     const checks = document.createElement("span");
     checks.className = "checks";
@@ -286,6 +308,12 @@ function render() {
   }
   for (const message of state.messages) {
     const li = list.querySelector('li.message[data-id="' + CSS.escape(message.id) + '"]');
+    // Edits and deletes (message.updated, message.deleted): the text as it is now.
+    li.classList.toggle("deleted", !!message.deleted);
+    const text = li.querySelector(".text");
+    const shown = message.deleted ? "This message was deleted." : message.text;
+    if (text && text.textContent !== shown) text.textContent = shown;
+    li.querySelector(".edited").hidden = !message.edited || !!message.deleted;
     const time = li.querySelector("time");
     if (message.created_at) { time.dateTime = message.created_at; time.textContent = timeOf(message.created_at); }
     const checks = li.querySelector(".checks");
@@ -359,6 +387,38 @@ async function markUnread(messageID) {
   state.autoReadPaused = true;  // otherwise the message, still on screen, would be read again at once
   try {
     await api("POST", channelPath() + "/unread", { message_id: messageID }, state.token);
+  } catch (error) { showError(error); }
+}
+
+// Editing and deleting one's own message (Stream's updateMessage and deleteMessage): the page changes
+// when the server's message.updated or message.deleted comes, as every other watcher's does.
+function startEdit(messageID) {
+  const message = state.messages.find((m) => m.id === messageID);
+  const li = $("messages").querySelector('li.message[data-id="' + CSS.escape(messageID) + '"]');
+  if (!message || !li || li.querySelector(".edit-form")) return;
+  const form = document.createElement("form");
+  form.className = "edit-form";
+  const input = document.createElement("input");
+  input.className = "edit-text";
+  input.value = message.text;
+  const save = document.createElement("button");
+  save.className = "save-edit";
+  save.textContent = "save";
+  form.append(input, save);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      await api("POST", "/messages/" + encodeURIComponent(messageID), { message: { id: messageID, text: input.value } }, state.token);
+      form.remove();
+    } catch (error) { showError(error); }
+  });
+  li.querySelector(".bubble").insertBefore(form, li.querySelector(".meta"));
+  input.focus();
+}
+
+async function deleteMessage(messageID) {
+  try {
+    await api("DELETE", "/messages/" + encodeURIComponent(messageID), undefined, state.token);
   } catch (error) { showError(error); }
 }
 
@@ -512,9 +572,13 @@ function upsertMessage(m) {
   if (existing) {
     existing.created_at = m.created_at;
     existing.acked = true;
+    existing.text = m.text;
+    existing.deleted = m.type === "deleted";
+    existing.edited = !!m.message_text_updated_at;
     return false;
   }
-  state.messages.push({ id: m.id, text: m.text, user: m.user.id, created_at: m.created_at, acked: true });
+  state.messages.push({ id: m.id, text: m.text, user: m.user.id, created_at: m.created_at, acked: true,
+                        deleted: m.type === "deleted", edited: !!m.message_text_updated_at });
   state.messages.sort((a, b) => (a.created_at || "\uffff") < (b.created_at || "\uffff") ? -1 : 1);
   return true;
 }
@@ -545,6 +609,11 @@ function handleEvent(event) {
       if (event.user.id === state.me) state.myLastRead = event.created_at;
       break;
     }
+    case "message.updated":
+    case "message.deleted":
+      if (event.message.parent_id && !event.message.show_in_channel) return;
+      upsertMessage(event.message);
+      break;
     case "typing.start":
     case "typing.stop":
       if (event.parent_id || event.user.id === state.me) return;

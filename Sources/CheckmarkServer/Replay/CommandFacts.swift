@@ -37,6 +37,10 @@ struct CommandFacts {
             channels = [cid]
             users = [user]
             detail = draft.id.map { "id=\($0)" }
+        case .updateMessage(let cid, let messageID, _, let editor), .deleteMessage(let cid, let messageID, _, let editor):
+            channels = [cid]
+            users = editor.map { [$0] } ?? []
+            detail = "message=\(messageID)"
         case .markRead(let cid, let user, let messageID):
             channels = [cid]
             users = [user]

@@ -98,6 +98,8 @@ package final class ReceiptsService: Sendable {
         var cyclesAtLastCatchUpRequest = 0
         /// The message counts per channel the cycle's batch stores (a cluster node's, until it commits).
         var cycleStoredMessages: [ChannelCID: Int] = [:]
+        /// The edits the cycle's batch stores (``CommitBatch/storedEdits``).
+        var cycleStoredEdits: [ChannelCID: [Int: Int]] = [:]
         /// This node's open connections, at their handles' slots.
         var connections: [OpenConnection] = []
         /// Channel states' lists kept encoded for the next watch or query of the same channel.
@@ -436,8 +438,8 @@ package final class ReceiptsService: Sendable {
     /// its pages need (``ArchivedTexts``): when `body` throws ``ArchivedTexts/Missing``, they are read
     /// from storage on the journal reader's thread (not the engine loop) and `body` runs again, in
     /// order with the commands as it would have; each time it asks for texts not read yet (an
-    /// archived text never changes, and pages only move to newer messages, which are held), so it
-    /// ends. Storage that cannot give them back fails the read (`storage_unavailable`), released in
+    /// archived text changes only by an edit, whose new text is held until storage has it, and pages
+    /// only move to newer messages, which are held), so it ends. Storage that cannot give them back fails the read (`storage_unavailable`), released in
     /// order with the commands before it.
     package func readChannelStates<T: Sendable>(
         _ body: @escaping @Sendable (ReceiptsEngine, inout ChannelStateFragments, ArchivedTexts) throws -> T
@@ -705,7 +707,7 @@ package final class ReceiptsService: Sendable {
         switch command {
         case .disconnect: true
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .connect, .watch, .stopWatching, .sendMessage, .markRead, .markReadMany,
+             .removeMembers, .connect, .watch, .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany,
              .markThreadRead, .markUnread, .markDelivered:
             false
         }
@@ -736,7 +738,7 @@ package final class ReceiptsService: Sendable {
             guard let closing, OpenConnection.find(closing, in: state.connections) != nil else { return }
             state.connections[closing.index] = .empty
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .watch, .stopWatching, .sendMessage, .markRead, .markReadMany,
+             .removeMembers, .watch, .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany,
              .markThreadRead, .markUnread, .markDelivered:
             break
         }
@@ -927,10 +929,12 @@ package final class ReceiptsService: Sendable {
         let started = NIODeadline.now()
         let count = batch.entries.count
         let stored = batch.storedMessageCounts
+        let storedEdits = batch.storedEdits
         local.commit(batch).whenComplete { result in
             switch result {
             case .success:
                 if !stored.isEmpty { self.state.value.engine.markMessagesDurable(stored) }
+                if !storedEdits.isEmpty { self.state.value.engine.markEditsDurable(storedEdits) }
                 self.state.value.committingFootprint = StateFootprint()
                 self.metrics.committed(batchSize: count, seconds: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
                 self.carryOut(self.state.value.sequencer.batchCommitted())
@@ -1187,6 +1191,7 @@ package final class ReceiptsService: Sendable {
         for work in state.value.sequencer.takeCycleWork() { work() }
         var batch = makeBatch(state.value.sequencer.cycleApplied())
         state.value.cycleStoredMessages = batch.storedMessageCounts
+        state.value.cycleStoredEdits = batch.storedEdits
         fence(&batch)
         if lock == .shared { try checkSharedCommit(batch) }
         return batch
@@ -1234,7 +1239,9 @@ package final class ReceiptsService: Sendable {
     /// The cycle ended: committed (nil) or failed with `error`.
     func cycleEnded(_ error: StorageError?) {
         let stored = state.value.cycleStoredMessages
+        let storedEdits = state.value.cycleStoredEdits
         state.value.cycleStoredMessages = [:]
+        state.value.cycleStoredEdits = [:]
         if case .fenced(let shards)? = error {
             metrics.fenceRejections.increment()
             logger.warning("a commit was fenced: another node owns its shards now", metadata: ["shards": "\(shards.map(\.rawValue))"])
@@ -1244,6 +1251,7 @@ package final class ReceiptsService: Sendable {
             carryOut(state.value.sequencer.batchFailed(error))
         } else {
             if !stored.isEmpty { state.value.engine.markMessagesDurable(stored) }
+            if !storedEdits.isEmpty { state.value.engine.markEditsDurable(storedEdits) }
             carryOut(state.value.sequencer.batchCommitted())
         }
     }
@@ -1296,6 +1304,11 @@ package final class ReceiptsService: Sendable {
                 if case .message(let message) = outcome.result, let count = state.engine.channels[message.cid]?.messages.count {
                     // Another node stored it with its entry.
                     state.engine.markMessagesDurable([message.cid: count])
+                }
+                if let (cid, messageID) = entry.command.revisedMessage, let log = state.engine.channels[cid]?.messages,
+                   let position = log.position(of: messageID), let edit = log.pendingEdit(at: position) {
+                    // Another node stored the edit with its entry.
+                    state.engine.markEditsDurable([cid: [position: edit]])
                 }
                 let shared = share(outcome, of: entry.command)
                 followed(entry, eventCount: shared.count)

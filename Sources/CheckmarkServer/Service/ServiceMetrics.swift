@@ -189,7 +189,7 @@ package final class ServiceMetrics: Sendable {
         case .markUnread: type = .unread
         case .markDelivered: type = .delivered
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers,
-             .connect, .disconnect, .watch, .stopWatching:
+             .connect, .disconnect, .watch, .stopWatching, .updateMessage, .deleteMessage:
             return
         }
         confirmationsByType[type]?.increment()

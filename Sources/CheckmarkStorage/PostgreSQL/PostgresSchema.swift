@@ -199,6 +199,12 @@ enum PostgresSchema {
             ALTER TABLE users ADD COLUMN typing_indicators BOOLEAN NOT NULL DEFAULT true;
             ALTER TABLE channel_types ADD COLUMN typing_events BOOLEAN NOT NULL DEFAULT true, ADD COLUMN custom_events BOOLEAN NOT NULL DEFAULT true;
             """),
+        // Edits and deletions: a message's row keeps the text it was sent with (what the journal
+        // refers to), this one its revision and current text.
+        ("v16-message-edits", """
+            CREATE TABLE message_edits (cid TEXT NOT NULL, position BIGINT NOT NULL, text TEXT, updated_at BIGINT NOT NULL,
+                text_updated_at BIGINT, deleted_at BIGINT, hard_deleted BOOLEAN NOT NULL, PRIMARY KEY (cid, position));
+            """),
     ]
 
     /// `sql`'s statements: split at each `;` outside a `$$`-quoted body (a function's). Migrations

@@ -370,6 +370,7 @@ package final class PostgresStore: SharedReceiptsStore {
         rows.members = try load(StateTables.members, "ORDER BY cid, position")
         rows.threadReads = try load(StateTables.threadReads)
         rows.threads = try load(StateTables.threads)
+        rows.messageEdits = try load(StateTables.messageEdits)
         rows.counters = try load(StateTables.counters) + run(JournalPositions.select).map { try $0.decode((String, Int64).self) }
         rows.channelSequences = try load(StateTables.channelSequences)
         return try rows.assemble()
@@ -492,6 +493,7 @@ package final class PostgresStore: SharedReceiptsStore {
             rows.members = try load(StateTables.members, "WHERE cid = $1 ORDER BY position")
             rows.threadReads = try load(StateTables.threadReads, "WHERE cid = $1")
             rows.threads = try load(StateTables.threads, "WHERE cid = $1")
+            rows.messageEdits = try load(StateTables.messageEdits, "WHERE cid = $1")
             var channels = try rows.assemble().snapshot.channels
             try Self.addPasses(load(StateTables.postgresPointerPasses, "WHERE cid = $1 ORDER BY user_id, kind, ordinal"), to: &channels)
             guard let channel = channels.first else { return nil }
@@ -528,7 +530,7 @@ package final class PostgresStore: SharedReceiptsStore {
             case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
                 rewritten.append(cid)
             case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect, .watch, .stopWatching,
-                 .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+                 .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
                 break
             }
         }
@@ -656,6 +658,7 @@ package final class PostgresStore: SharedReceiptsStore {
             batch.members.map { (cid: $0.cid, position: 0, member: $0.member, countableSeen: $0.countableSeen) },
             columns: StateTables.memberReadStateUpdateWithoutPasses, into: &combined)
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
+        PostgresTableBinder(StateTables.messageEdits).insert(batch.messageEdits, upsert: true, into: &combined)
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
         try flush(&combined, fence: &fence)
     }
@@ -911,9 +914,21 @@ package final class PostgresStore: SharedReceiptsStore {
         guard !positions.isEmpty else { return [:] }
         do {
             let connection = try journalReader()
-            return try storedMessages([cid: positions]) { sql, binds in
-                try Self.wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), closingOnTimeout: connection).rows
-            }[cid]?.mapValues(\.text) ?? [:]
+            // The current texts: an edit's where there is one, else the text sent.
+            var binds = PostgresBindings()
+            binds.append(cid.description)
+            binds.append(positions.map { Int64($0) })
+            let rows = try Self.wait(connection.query(PostgresQuery(unsafeSQL: """
+                SELECT m.position, coalesce(e.text, m.text) FROM messages m
+                LEFT JOIN message_edits e ON e.cid = m.cid AND e.position = m.position
+                WHERE m.cid = $1 AND m.position = ANY($2::bigint[])
+                """, binds: binds), logger: logger), closingOnTimeout: connection).rows
+            var texts: [Int: String] = [:]
+            for row in rows {
+                let (position, text) = try row.decode((Int64, String).self)
+                texts[Int(position)] = text
+            }
+            return texts
         } catch {
             throw .unavailable(reason: "reading archived messages: \(Self.describe(error))")
         }

@@ -265,6 +265,22 @@ enum SQLiteSchema {
                 ALTER TABLE channel_types ADD COLUMN custom_events INTEGER NOT NULL DEFAULT 1;
                 """)
         }
+        migrator.registerMigration("v13-message-edits") { db in
+            // Edits and deletions: a message's row keeps the text it was sent with (what the journal
+            // refers to), this one its revision and current text.
+            try db.execute(sql: """
+                CREATE TABLE message_edits (
+                    cid TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    text TEXT,
+                    updated_at INTEGER NOT NULL,
+                    text_updated_at INTEGER,
+                    deleted_at INTEGER,
+                    hard_deleted INTEGER NOT NULL,
+                    PRIMARY KEY (cid, position)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

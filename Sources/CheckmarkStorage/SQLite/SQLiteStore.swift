@@ -300,6 +300,7 @@ package final class SQLiteStore: ReceiptsStore {
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "WHERE cid = ? ORDER BY position", arguments: key)
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db, "WHERE cid = ?", arguments: key)
         rows.threads = try SQLiteTableBinder(StateTables.threads).load(db, "WHERE cid = ?", arguments: key)
+        rows.messageEdits = try SQLiteTableBinder(StateTables.messageEdits).load(db, "WHERE cid = ?", arguments: key)
         var state = try rows.assemble()
         try loadPasses(db, where: "WHERE cid = ?", arguments: key, into: &state.snapshot)
         return state.snapshot.channels.first
@@ -331,6 +332,7 @@ package final class SQLiteStore: ReceiptsStore {
         rows.members = try SQLiteTableBinder(StateTables.members).load(db, "ORDER BY cid, position")
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.threads = try SQLiteTableBinder(StateTables.threads).load(db)
+        rows.messageEdits = try SQLiteTableBinder(StateTables.messageEdits).load(db)
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db) + Self.journalPositions(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
         var state = try rows.assemble()
@@ -465,6 +467,7 @@ package final class SQLiteStore: ReceiptsStore {
         try SQLiteTableBinder(StateTables.pointerPasses).write(newPasses, .insert, in: db)
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)
+        try SQLiteTableBinder(StateTables.messageEdits).write(batch.messageEdits, .upsert, in: db)
         try SQLiteTableBinder(StateTables.channelSequences).write(batch.channelSequenceRows, .upsert, in: db)
     }
 
@@ -659,7 +662,23 @@ package final class SQLiteStore: ReceiptsStore {
         try checkOpen()
         guard !positions.isEmpty else { return [:] }
         do {
-            return try reader.read { db in try Self.storedMessages([cid: positions], db)[cid]?.mapValues(\.text) ?? [:] }
+            return try reader.read { db in
+                // The current texts: an edit's where there is one, else the text sent.
+                var texts: [Int: String] = [:]
+                for chunk in stride(from: 0, to: positions.count, by: 500) {
+                    let part = positions[chunk..<min(positions.count, chunk + 500)]
+                    let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+                    var arguments: [any DatabaseValueConvertible] = [cid.description]
+                    arguments += part.map { Int64($0) }
+                    let rows = try Row.fetchAll(db, sql: """
+                        SELECT m.position, coalesce(e.text, m.text) FROM messages m
+                        LEFT JOIN message_edits e ON e.cid = m.cid AND e.position = m.position
+                        WHERE m.cid = ? AND m.position IN (\(marks))
+                        """, arguments: StatementArguments(arguments))
+                    for row in rows { texts[Int(row[0] as Int64)] = row[1] }
+                }
+                return texts
+            }
         } catch {
             throw .unavailable(reason: "\(error)")
         }

@@ -212,6 +212,29 @@ enum StateTables {
             return (Int(try row["position"].integer), message, Int(try row["countable_before"].integer))
         })
 
+    /// Messages edited or deleted (from schema v16, SQLite v13): their revision and current text.
+    static let messageEdits = TableDescription<MessageEditRow>(
+        name: "message_edits",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("position", .integer) { .integer(Int64($0.position)) },
+            .init("text", .text, nullable: true) { .text($0.text) },
+            .init("updated_at", .integer) { .integer($0.revision.updatedAt.rawValue) },
+            .init("text_updated_at", .integer, nullable: true) { .integer($0.revision.textUpdatedAt?.rawValue) },
+            .init("deleted_at", .integer, nullable: true) { .integer($0.revision.deletedAt?.rawValue) },
+            .init("hard_deleted", .boolean) { .boolean($0.revision.hardDeleted) },
+        ],
+        primaryKey: ["cid", "position"],
+        decode: { (row) throws(StorageError) in
+            let revision = MessageRevision(
+                updatedAt: Timestamp(rawValue: try row["updated_at"].integer),
+                textUpdatedAt: try row["text_updated_at"].optionalInteger.map(Timestamp.init(rawValue:)),
+                deletedAt: try row["deleted_at"].optionalInteger.map(Timestamp.init(rawValue:)),
+                hardDeleted: try row["hard_deleted"].boolean)
+            return MessageEditRow(cid: try cid(row["cid"].text), position: Int(try row["position"].integer), revision: revision,
+                                  text: try row["text"].optionalText)
+        })
+
     /// Thread participants' pointers. From schema v8 with their unread replies and the thread's count
     /// of countable replies they are as of (``ThreadReadRow``), as ``members`` keeps unread counts.
     static let threadReads = TableDescription<ThreadReadRow>(
@@ -360,7 +383,7 @@ enum StateTables {
 
     /// The durable state tables, for checks that cover all of them.
     static let all: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
-        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(threadReads), shape(threads),
+        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(messageEdits), shape(threadReads), shape(threads),
         shape(counters), shape(channelSequences), shape(journal), shape(journalEvents), shape(journalChannels),
     ]
 

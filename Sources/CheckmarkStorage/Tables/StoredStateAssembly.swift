@@ -10,6 +10,8 @@ struct StoredStateAssembly {
     var members: [StateTables.MemberRow] = []
     var threadReads: [ThreadReadRow] = []
     var threads: [StateTables.ThreadRow] = []
+    /// Edits and deletions of the channels' messages (not of a dormant load's).
+    var messageEdits: [MessageEditRow] = []
     /// Each thread's counts as the loaded replies give them (what ``threads`` must say).
     private var loadedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
     /// A dormant load's channels, who has unread replies where, and each channel's countable messages.
@@ -167,6 +169,14 @@ struct StoredStateAssembly {
             byCID.values[index].members[member.userID] = member
             byCID.values[index].memberOrder.append(member.userID)
         }
+        for row in messageEdits {
+            guard let index = byCID.index(forKey: row.cid), row.position < byCID.values[index].messages.count else {
+                throw .corrupt(path: path, reason: "edit of message \(row.position) of \(row.cid), which is not stored")
+            }
+            byCID.values[index].messages.restoreRevision(at: row.position, row.revision, text: row.text,
+                                                         holdingText: holdsText(of: row.cid, at: row.position))
+        }
+        messageEdits = []
         var storedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
         for (cid, parentID, replies, countable) in threads { storedThreads[cid, default: [:]][parentID] = (replies, countable) }
         for (cid, loaded) in loadedThreads {

@@ -80,12 +80,16 @@ public enum StreamJSON {
         writer.field("id", message.id)
         writer.field("text", message.text)
         writer.field("html", "")
-        writer.field("type", message.kind.rawValue)
+        writer.field("type", message.streamType)
         writer.key("user")
         writeSender(&writer)
         writer.field("cid", message.cid)
         writer.field("created_at", message.createdAt)
-        writer.field("updated_at", message.createdAt)
+        writer.field("updated_at", message.revision?.updatedAt ?? message.createdAt)
+        if let revision = message.revision {
+            if let at = revision.textUpdatedAt { writer.field("message_text_updated_at", at) }
+            if let at = revision.deletedAt { writer.field("deleted_at", at) }
+        }
         if let parent = message.parentID {
             writer.field("parent_id", parent)
             writer.field("show_in_channel", message.showInChannel)
@@ -285,6 +289,20 @@ public enum StreamJSON {
             writer.key("channel")
             writeChannel(channel, &writer)
             writer.field("watcher_count", watcherCount)
+        case .messageUpdated(let message, let sender, let editor, let replyCount):
+            writer.field("message_id", message.id)
+            writer.key("message")
+            write(message: message, sender: sender, replyCount: replyCount, into: &writer)
+            writer.key("user")
+            writeUser(editor, &writer)
+        case .messageDeleted(let message, let sender, let editor, let hard, let replyCount):
+            writer.field("message_id", message.id)
+            writer.key("message")
+            write(message: message, sender: sender, replyCount: replyCount, into: &writer)
+            writer.key("user")
+            writeUser(editor, &writer)
+            writer.field("hard_delete", hard)
+            writer.field("deleted_for_me", false)
         case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
             writeUser(user, &writer)

@@ -8,7 +8,9 @@ public enum ResultJSON {
         w.beginObject()
         if case .message(let message) = outcome.result {
             w.key("message")
-            StreamJSON.write(message: message, sender: engine.users[message.userID], into: &w)
+            // A thread's parent with its thread's size, as a query lists it (0 for a new message).
+            let replies = engine.channels[message.cid]?.threads[message.id]?.replyPositions.count ?? 0
+            StreamJSON.write(message: message, sender: engine.users[message.userID], replyCount: replies, into: &w)
         }
         w.endObject()
         return w.bytes
