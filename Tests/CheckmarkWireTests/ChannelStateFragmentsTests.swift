@@ -78,6 +78,12 @@ struct ChannelStateFragmentsTests {
             ("a listed message's author is renamed", { try $0.run(.upsertUser(User(id: "u3", name: "Three"))) }),
             ("a thread reply to a listed message", { try $0.send("u2", "r1", parent: "m1") }),
             ("a member marks unread", { try $0.run(.markUnread(cid: Self.general, userID: "u129", from: .message("m2"))) }),
+            // Regression: a soft delete and an edit keeping the text change no text, only the revision.
+            ("a listed message is edited", { try $0.run(.updateMessage(cid: Self.general, messageID: "m2", text: "edited", by: nil)) }),
+            ("a listed message is edited to the same text", {
+                try $0.run(.updateMessage(cid: Self.general, messageID: "m2", text: "edited", by: nil))
+            }),
+            ("a listed message is deleted", { try $0.run(.deleteMessage(cid: Self.general, messageID: "m2", hard: false, by: nil)) }),
         ]
         for (change, apply) in changes {
             try apply(&s)

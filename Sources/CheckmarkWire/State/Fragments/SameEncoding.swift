@@ -75,6 +75,6 @@ enum SameEncoding {
     static func message(_ a: Message, _ b: Message) -> Bool {
         text(a.id, b.id) && text(a.cid.type, b.cid.type) && text(a.cid.id, b.cid.id) && text(a.userID, b.userID)
             && text(a.text, b.text) && a.kind == b.kind && a.createdAt == b.createdAt && text(a.parentID, b.parentID)
-            && a.showInChannel == b.showInChannel && a.silent == b.silent
+            && a.showInChannel == b.showInChannel && a.silent == b.silent && a.revision == b.revision
     }
 }
