@@ -19,6 +19,8 @@ package struct CommitBatch: Sendable {
     /// Per channel, the edits whose texts ``messageEdits`` stores (message position: edit number,
     /// ``MessageLog/pendingEdit(at:)``): what ``ReceiptsEngine/markEditsDurable(_:)`` takes.
     package var storedEdits: [ChannelCID: [Int: Int]] = [:]
+    /// Messages whose reactions changed: their rows are deleted and these written (none: all gone).
+    package var messageReactions: [(cid: ChannelCID, position: Int, reactions: [Reaction])] = []
     /// Thread read states that changed, outside rewritten channels (those rewrite all of theirs).
     package var threadReads: [ThreadReadRow] = []
     /// The counts of the threads the batch's new messages reply to.
@@ -81,6 +83,11 @@ package struct CommitBatch: Sendable {
             messageEdits.append(MessageEditRow(cid: key.cid, position: key.position, revision: revision, text: text))
         }
         messageEdits.sort { ($0.cid, $0.position) < ($1.cid, $1.position) }
+        for key in footprint.messageReactions {
+            guard let log = engine.channels[key.cid]?.messages, key.position < log.count else { continue }
+            messageReactions.append((key.cid, key.position, log.reactions(at: key.position)))
+        }
+        messageReactions.sort { ($0.cid, $0.position) < ($1.cid, $1.position) }
         // A command journaled without its text only when the batch stores that very text.
         for index in self.entries.indices {
             guard let position = self.entries[index].messagePosition else { continue }
@@ -96,6 +103,11 @@ package struct CommitBatch: Sendable {
             threadReads.append(ThreadReadRow(cid: key.cid, parentID: key.parentID, userID: key.userID, read: read,
                                              repliesSeen: thread.countableReplies))
         }
+    }
+
+    /// The rows of ``messageReactions``.
+    var reactionRows: [StateTables.ReactionRow] {
+        messageReactions.flatMap { cid, position, reactions in reactions.map { (cid, position, $0) } }
     }
 
     /// Per channel, how many of its messages are stored once the batch is durable (its newest

@@ -214,6 +214,29 @@ def test_an_edit_and_a_delete_of_ones_own_message_reach_the_other_page(people):
     ben.save_screenshot(os.path.join(ARTIFACTS, "ben-edit-delete.png"))
 
 
+def reaction_counts(driver, message_id):
+    return driver.find_element(By.CSS_SELECTOR, f'li.message[data-id="{message_id}"] .reactions').get_attribute("data-counts")
+
+
+def test_a_like_shows_on_both_pages_and_can_be_taken_back(people):
+    ana, ben = people["ana"], people["ben"]
+    send(ana, "Lunch?")
+    wait_for(ben, lambda d: message(d, "Lunch?"), "Ben's page to show Ana's message")
+    message_id = message(ana, "Lunch?")["id"]
+    like = f'li.message[data-id="{message_id}"] .react-message'
+
+    # 1. Ben likes it: both pages count one like (reaction.new), and Ben's button shows it is his.
+    ben.find_element(By.CSS_SELECTOR, like).click()
+    wait_for(ana, lambda d: reaction_counts(d, message_id) == "like:1", "Ana's page to count Ben's like")
+    wait_for(ben, lambda d: d.find_element(By.CSS_SELECTOR, like).get_attribute("aria-pressed") == "true", "Ben's like to show as his")
+    assert ana.find_element(By.CSS_SELECTOR, like).get_attribute("aria-pressed") == "false", "Ana did not like it"
+
+    # 2. Ben takes it back (reaction.deleted): the count goes on both pages.
+    ben.find_element(By.CSS_SELECTOR, like).click()
+    wait_for(ana, lambda d: reaction_counts(d, message_id) == "", "Ana's page to drop Ben's like")
+    wait_for(ben, lambda d: d.find_element(By.CSS_SELECTOR, like).get_attribute("aria-pressed") == "false", "Ben's like to be gone")
+
+
 def test_without_a_user_the_page_offers_the_people():
     driver = browser()
     try:

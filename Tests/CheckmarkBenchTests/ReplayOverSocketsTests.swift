@@ -62,8 +62,9 @@ struct ReplayOverSocketsTests {
         #expect(overSockets.eventsCompared == inProcess.eventsCompared)
     }
 
-    /// Edits and deletes (rules M1-M6) replay over Stream's REST routes: `POST /messages/{id}` for an
-    /// edit, `DELETE /messages/{id}` with `hard` and `deleted_by` for a delete.
+    /// Edits and deletes (rules M1-M6) and reactions (R1-R5) replay over Stream's REST routes: `POST
+    /// /messages/{id}` for an edit, `DELETE /messages/{id}` with `hard` and `deleted_by` for a delete,
+    /// `POST /messages/{id}/reaction` and `DELETE /messages/{id}/reaction/{type}?user_id=`.
     @Test func editsAndDeletesReplayOverRESTWithZeroDifferences() async throws {
         let trace = NSTemporaryDirectory() + "checkmark-edits-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: trace) }
@@ -85,6 +86,9 @@ struct ReplayOverSocketsTests {
             .updateMessage(cid: cid, messageID: "m/2", text: "by the server", by: nil),
             .deleteMessage(cid: cid, messageID: "m/2", hard: false, by: "ann"),
             .deleteMessage(cid: cid, messageID: "m/3", hard: true, by: nil),
+            .sendReaction(cid: cid, messageID: "m/1", userID: "ben", type: "thumbs up", score: 2, enforceUnique: false),
+            .sendReaction(cid: cid, messageID: "m/1", userID: "ben", type: "love", score: 1, enforceUnique: true),
+            .deleteReaction(cid: cid, messageID: "m/1", userID: "ben", type: "love"),
         ] {
             _ = try await recorded.service.submit(command).get()
         }
@@ -97,7 +101,7 @@ struct ReplayOverSocketsTests {
         #expect(inProcess.differences == [])
         let overSockets = try await Self.replayOnAFreshServer(lines)
         #expect(overSockets.differences == [])
-        #expect(overSockets.eventsCompared == inProcess.eventsCompared && inProcess.eventsCompared >= 14, "3 message.new, 2 message.updated and 2 message.deleted, to 2 watchers")
+        #expect(overSockets.eventsCompared == inProcess.eventsCompared && inProcess.eventsCompared >= 20, "3 message.new, 2 message.updated, 2 message.deleted and 3 reaction events, to 2 watchers")
     }
 }
 

@@ -52,6 +52,12 @@ struct TouchedRowsTests {
         .deleteMessage(cid: general, messageID: "r2", hard: false, by: "carol"),
         .deleteMessage(cid: team, messageID: "core-1", hard: true, by: nil),
         .deleteMessage(cid: general, messageID: "r2", hard: false, by: nil),  // deleted already: unchanged
+        .sendReaction(cid: general, messageID: "m1", userID: "bob", type: "like", score: 1, enforceUnique: false),
+        .sendReaction(cid: general, messageID: "m1", userID: "bob", type: "love", score: 2, enforceUnique: true),
+        .sendReaction(cid: general, messageID: "r1", userID: "dave", type: "like", score: 1, enforceUnique: false),
+        .deleteReaction(cid: general, messageID: "r1", userID: "dave", type: "like"),
+        .sendReaction(cid: general, messageID: "r3", userID: "dave", type: "like", score: 1, enforceUnique: false),
+        .deleteMessage(cid: general, messageID: "r3", hard: true, by: nil),
         .stopWatching(connectionID: "c1", cid: general),
         .disconnect(connectionID: "c1"),
         .removeMembers(cid: general, userIDs: ["carol", "nobody"]),
@@ -74,6 +80,8 @@ struct TouchedRowsTests {
         .updateMessage(cid: general, messageID: "m1", text: "not the author", by: "bob"),
         .deleteMessage(cid: general, messageID: "missing", hard: false, by: nil),
         .updateMessage(cid: general, messageID: "r2", text: "deleted already", by: nil),
+        .sendReaction(cid: general, messageID: "r2", userID: "bob", type: "like", score: 1, enforceUnique: false),
+        .deleteReaction(cid: general, messageID: "m1", userID: "bob", type: "like"),
     ]
 
     @Test("the record of each command equals the durable rows that changed")
@@ -100,7 +108,7 @@ struct TouchedRowsTests {
             }
         }
         // Every durable command kind changed something at least once.
-        #expect(kinds.count == 15, "\(kinds.sorted())")
+        #expect(kinds.count == 17, "\(kinds.sorted())")
         #expect(engine.takeFootprint().isEmpty)
     }
 
@@ -146,9 +154,12 @@ struct TouchedRowsTests {
             let before = previous.messages.heldMessages
             for (position, message) in channel.messages.heldMessages.prefix(before.count).enumerated() where message != before[position] {
                 var sent = message, previouslySent = before[position]
-                (sent.text, sent.revision, previouslySent.text, previouslySent.revision) = ("", nil, "", nil)
-                #expect(sent == previouslySent, "only the text and the revision change")
-                footprint.messageEdits.insert(.init(cid: cid, position: position))
+                (sent.text, sent.revision, sent.reactions, previouslySent.text, previouslySent.revision, previouslySent.reactions) = ("", nil, [], "", nil, [])
+                #expect(sent == previouslySent, "only the text, the revision and the reactions change")
+                if message.text != before[position].text || message.revision != before[position].revision {
+                    footprint.messageEdits.insert(.init(cid: cid, position: position))
+                }
+                if message.reactions != before[position].reactions { footprint.messageReactions.insert(.init(cid: cid, position: position)) }
             }
             for (parentID, thread) in channel.threads {
                 for (userID, read) in thread.reads where previous.threads[parentID]?.reads[userID].map(stored) != stored(read) {

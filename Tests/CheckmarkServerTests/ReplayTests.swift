@@ -47,6 +47,12 @@ extension EndToEnd {
             try await server.run(.updateMessage(cid: team, messageID: "m2", text: "round 2, edited", by: "alice"))
             try await server.run(.deleteMessage(cid: team, messageID: "m1", hard: false, by: "alice"))
             try await server.run(.deleteMessage(cid: team, messageID: "m3", hard: true, by: nil))
+            // Reactions (rules R1-R5): sent, sent again, replacing, taken back.
+            try await server.run(.sendReaction(cid: team, messageID: "m2", userID: "carol", type: "like", score: 1, enforceUnique: false))
+            try await server.run(.sendReaction(cid: team, messageID: "m2", userID: "alice", type: "clap", score: 2, enforceUnique: false))
+            try await server.run(.sendReaction(cid: team, messageID: "m2", userID: "alice", type: "clap", score: 5, enforceUnique: false))
+            try await server.run(.sendReaction(cid: team, messageID: "m2", userID: "carol", type: "love", score: 1, enforceUnique: true))
+            try await server.run(.deleteReaction(cid: team, messageID: "m2", userID: "alice", type: "clap"))
             _ = await carol.drain()
             await server.stop()
             return try TraceFile.lines(atPath: trace)

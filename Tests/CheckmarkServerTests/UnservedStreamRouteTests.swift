@@ -20,7 +20,7 @@ struct UnservedStreamRouteTests {
     }
 
     @Test func aRequestForOneMatchesItsFeature() {
-        #expect(UnservedStreamRoute.match(method: "POST", path: "/messages/m1/reaction")?.feature == "reactions")
+        #expect(UnservedStreamRoute.match(method: "POST", path: "/messages/m1/reactions")?.feature == "querying reactions")
         #expect(UnservedStreamRoute.match(method: "GET", path: "/users")?.feature == "querying users")
         #expect(UnservedStreamRoute.match(method: "DELETE", path: "/users") == nil)
         #expect(UnservedStreamRoute.match(method: "GET", path: "/nothing") == nil)
@@ -37,7 +37,7 @@ extension EndToEnd {
             let headers = ["Authorization": TestServer.serverToken]
             let key = "api_key=\(TestServer.apiKey)"
             for (method, path, feature) in [("GET", "/search", "search"), ("GET", "/users", "querying users"),
-                                            ("POST", "/messages/m1/reaction", "reactions"), ("POST", "/uploads/image", "uploads")] {
+                                            ("POST", "/messages/m1/reactions", "querying reactions"), ("POST", "/uploads/image", "uploads")] {
                 let answer = try server.http(method, path + "?" + key, headers: headers)
                 #expect(answer.status == 501, "\(method) \(path): \(answer.body)")
                 #expect(answer.body.contains(#""code":-1"#) && answer.body.contains("does not serve \(feature)"), "\(answer.body)")

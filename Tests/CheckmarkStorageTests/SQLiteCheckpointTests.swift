@@ -52,9 +52,9 @@ struct SQLiteCheckpointTests {
         try Self.commitUsers(0..<300, to: store, engine: &engine, seq: &seq)
         #expect(store.checkpoints.atLimit >= 1 && store.checkpoints.background == 0)
         // 300 commits of a 3 KB user write well over 600 pages. The file keeps its largest size: creating
-        // the schema (one transaction, before the first commit) takes about 81 pages since schema v12;
-        // after it, the log holds at most the limit and one commit more.
-        #expect(Self.logPages(directory) <= 90, "log of \(Self.logPages(directory)) pages")
+        // the schema (one transaction, before the first commit) takes about 91 pages since schema v14
+        // (81 at v12); after it, the log holds at most the limit and one commit more.
+        #expect(Self.logPages(directory) <= 100, "log of \(Self.logPages(directory)) pages")
         #expect(log.all.count(where: { $0.message.contains("reached max_wal_pages") }) == 1, "logged once: \(log.all.map(\.message))")
     }
 

@@ -33,6 +33,9 @@ EVENTS = {
     "notification.thread_message_new": "NotificationThreadMessageNewEvent",
     "typing.start": "TypingStartEvent",
     "typing.stop": "TypingStopEvent",
+    "reaction.new": "ReactionNewEvent",
+    "reaction.updated": "ReactionUpdatedEvent",
+    "reaction.deleted": "ReactionDeletedEvent",
 }
 
 # REST answers (method, path pattern) and their shapes.
@@ -52,6 +55,9 @@ ROUTES = [
     ("DELETE", re.compile(r"^/messages/[^/]+$"), "DeleteMessageResponse"),
     ("POST", re.compile(r"^/threads$"), "QueryThreadsResponse"),
     ("GET", re.compile(r"^/threads/[^/]+$"), "GetThreadResponse"),
+    ("POST", re.compile(r"^/messages/[^/]+/reaction$"), "SendReactionResponse"),
+    ("DELETE", re.compile(r"^/messages/[^/]+/reaction/[^/]+$"), "DeleteReactionResponse"),
+    ("GET", re.compile(r"^/messages/[^/]+/reactions$"), "GetReactionsResponse"),
 ]
 
 # GET /messages/{parent_id}/replies: Stream's GetRepliesResponse, which the file does not list.
@@ -139,12 +145,19 @@ def validate(value, name, path=None):
 # Fields Stream's description leaves optional but that Checkmark's events always carry because the
 # SDKs read them (docs/protocol.md, Events): the JavaScript SDK takes the channel's config of a
 # notification.message_new as the config of a channel it never queried (read_events and
-# delivery_events decide its receipts). A connection's first health.check carries `me` too, and only
-# the first (`validate_first_health_check`; test_sdk_keys.py).
+# delivery_events decide its receipts). The reaction events' message, reaction and user are optional
+# in Stream's description, but stream-chat-js applies a reaction event only when it has its message and
+# reaction (`channel.state.addReaction(event.reaction, event.message)`). A connection's first
+# health.check carries `me` too, and only the first (`validate_first_health_check`; test_sdk_keys.py).
+_REACTION_CONTRACT = [((), "message", "MessageResponse"), ((), "reaction", "ReactionResponse"),
+                      ((), "user", "UserResponseCommonFields"), ((), "cid", "string")]
 EVENT_CONTRACT = {
     "notification.message_new": [(("channel",), "config", "ChannelResponse")],
     "typing.start": [((), "user", "UserResponseCommonFields"), ((), "cid", "string")],
     "typing.stop": [((), "user", "UserResponseCommonFields"), ((), "cid", "string")],
+    "reaction.new": _REACTION_CONTRACT,
+    "reaction.updated": _REACTION_CONTRACT,
+    "reaction.deleted": _REACTION_CONTRACT,
 }
 
 # Stream's own namespaces (as Checkmark reserves them): a frame of any other type is a custom event.

@@ -2,7 +2,7 @@
 marks required, with Stream's JSON types (stream-shapes.json). The validator is proven on real frames
 and bodies with one field removed or mistyped (it must name exactly that field); then one run drives
 every route and every event type, receipts with privacy on and off, thread reads and paging, edits and
-deletes, and validates every body and frame it gets."""
+deletes, reactions, and validates every body and frame it gets."""
 
 import copy
 import queue
@@ -169,6 +169,16 @@ def test_every_route_and_every_event_has_streams_shape(client, users, listen, re
     client.update_message_partial(edited["id"], {"set": {"text": "edited again"}}, ben)
     client.delete_message(edited["id"], deleted_by=ben)
     client.delete_message(edited["id"], hard=True)
+    # Reactions: a new one, one whose score is replaced, enforce_unique's reaction.updated, the list,
+    # a delete: reaction.new, reaction.updated and reaction.deleted to every watcher.
+    reacted = channel.send_message({"text": "react to me"}, ann)["message"]
+    channel.send_reaction(reacted["id"], {"type": "like"}, ben)
+    channel.send_reaction(reacted["id"], {"type": "like"}, cat)
+    channel.send_reaction(reacted["id"], {"type": "like", "score": 3}, ben)
+    client.post(f"messages/{reacted['id']}/reaction",
+                data={"reaction": {"type": "love"}, "user_id": ben, "enforce_unique": True})
+    channel.get_reactions(reacted["id"], limit=5)
+    channel.delete_reaction(reacted["id"], "love", ben)
 
     received = dict(zip(list(sockets) + ["elsewhere"], drain(list(sockets.values()) + [elsewhere])))
     frames = [frame for got in received.values() for frame in got]

@@ -62,6 +62,13 @@ enum RESTForm {
             var query = hard ? "?hard=true" : ""
             if let editor { query += (query.isEmpty ? "?" : "&") + "deleted_by=\(component(editor))" }
             return ("DELETE", "/messages/\(component(messageID))\(query)", nil)
+        case .sendReaction(_, let messageID, let userID, let type, let score, let unique):
+            return ("POST", "/messages/\(component(messageID))/reaction", .object([
+                ("reaction", .object([("type", .string(type)), ("score", .number(Double(score)))])),
+                ("user_id", .string(userID)), ("enforce_unique", .bool(unique)),
+            ]))
+        case .deleteReaction(_, let messageID, let userID, let type):
+            return ("DELETE", "/messages/\(component(messageID))/reaction/\(component(type))?user_id=\(component(userID))", nil)
         case .markRead(let cid, let userID, let messageID):
             var body: [(String, JSONValue)] = [("user_id", .string(userID))]
             if let messageID { body.append(("message_id", .string(messageID))) }

@@ -44,7 +44,7 @@ package enum RemoteReplay {
                 case .stopWatching(let connectionID, let cid):
                     try await clients[connectionID]?.connection.stopWatching(cid)
                 case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers,
-                     .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+                     .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
                     guard let (method, path, body) = RESTForm.request(for: entry.command) else { break }
                     try await http.call(method, path, body: body)
                 }

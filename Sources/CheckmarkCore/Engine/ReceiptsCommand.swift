@@ -22,6 +22,10 @@ public enum ReceiptsCommand: Sendable, Hashable {
     case updateMessage(cid: ChannelCID, messageID: String, text: String, by: String?)
     /// Deletes a message (`hard`: its text erased too); `by` is the user deleting it, nil for the server.
     case deleteMessage(cid: ChannelCID, messageID: String, hard: Bool, by: String?)
+    /// `userID` reacts to a message (with `enforceUnique`, instead of its other reactions there).
+    case sendReaction(cid: ChannelCID, messageID: String, userID: String, type: String, score: Int, enforceUnique: Bool)
+    /// `userID` takes back its reaction of `type`.
+    case deleteReaction(cid: ChannelCID, messageID: String, userID: String, type: String)
     /// Read up to and including `messageID`, or everything when nil.
     case markRead(cid: ChannelCID, userID: String, messageID: String?)
     /// Several channels at once (`read_by_channel`), or, with nil, every channel of the user.
@@ -40,7 +44,8 @@ extension ReceiptsCommand {
         case .updateMessage(let cid, let messageID, _, _), .deleteMessage(let cid, let messageID, _, _):
             (cid, messageID)
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers, .connect,
-             .disconnect, .watch, .stopWatching, .sendMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+             .disconnect, .watch, .stopWatching, .sendMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead,
+             .markUnread, .markDelivered:
             nil
         }
     }

@@ -20,7 +20,7 @@ extension ReceiptsEngine {
         return revisionOutcome(cid, position, by: editor, at: now, deletion: nil)
     }
 
-    /// Rules M4-M6: deletes the message (`hard`: its text erased too). Unread counts,
+    /// Rules M4-M6: deletes the message (`hard`: its text and reactions erased too). Unread counts,
     /// read and delivered pointers stay as they are. A message already deleted stays as it is (no
     /// event), unless a hard delete follows a soft one.
     /// - Throws: `unknownMessage`, `notAllowed` (not the author), `notAMember`.
@@ -38,6 +38,11 @@ extension ReceiptsEngine {
         revision.hardDeleted = hard
         channels[cid]!.messages.revise(at: position, revision, text: hard || revision.textUpdatedAt != nil ? current : nil)
         touched.messageEdits.insert(.init(cid: cid, position: position))
+        if hard, !channel.messages.reactions(at: position).isEmpty {
+            // A hard delete takes its reactions too.
+            channels[cid]!.messages.setReactions([], at: position)
+            touched.messageReactions.insert(.init(cid: cid, position: position))
+        }
         return revisionOutcome(cid, position, by: editor, at: now, deletion: hard)
     }
 
@@ -66,7 +71,7 @@ extension ReceiptsEngine {
     /// channel's watchers.
     private func revisionOutcome(_ cid: ChannelCID, _ position: Int, by editor: String?, at now: Timestamp, deletion hard: Bool?) -> ReceiptsOutcome {
         let channel = channels[cid]!
-        let message = channel.messages.message(at: position)!
+        let message = handedOut(channel.messages.message(at: position)!)
         let sender = users[message.userID] ?? User(id: message.userID)
         let actor = editor.flatMap { users[$0] } ?? sender
         let replies = channel.threads[message.id]?.replyPositions.count ?? 0

@@ -46,6 +46,9 @@ public struct ReceiptsEngine: Sendable {
     /// Texts of each channel's newest messages held in memory (`message_window`); older ones are
     /// archived once storage confirmed them (``markMessagesDurable(_:)``). A setting of the server.
     public var messageWindow = ReceiptsEngine.defaultMessageWindow
+    /// Reaction types one user may have on one message; one more is `invalid_argument`. A setting of
+    /// the server (`max_reactions_per_user`); every node of a cluster must use the same.
+    public var maxReactionsPerUser = ReceiptsEngine.defaultMaxReactionsPerUser
     public static let defaultMessageWindow = 100
 
     public init() {}
@@ -99,6 +102,10 @@ public struct ReceiptsEngine: Sendable {
                 return .success(try updateMessage(cid, messageID, text: text, by: editor, at: now))
             case .deleteMessage(let cid, let messageID, let hard, let editor):
                 return .success(try deleteMessage(cid, messageID, hard: hard, by: editor, at: now))
+            case .sendReaction(let cid, let messageID, let user, let type, let score, let unique):
+                return .success(try sendReaction(cid, messageID, userID: user, type: type, score: score, enforceUnique: unique, at: now))
+            case .deleteReaction(let cid, let messageID, let user, let type):
+                return .success(try deleteReaction(cid, messageID, userID: user, type: type, at: now))
             case .markRead(let cid, let user, let messageID):
                 return .success(try markRead([ChannelReadTarget(cid: cid, messageID: messageID)], user: user, allChannels: false, at: now))
             case .markReadMany(let user, let targets):

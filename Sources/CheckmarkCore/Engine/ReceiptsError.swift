@@ -6,6 +6,8 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownChannelType(String)
     case unknownMessage(String)
     case unknownConnection(String)
+    /// The user has no reaction of that type on the message.
+    case unknownReaction(user: String, type: String, messageID: String)
     /// The user is not a member of the channel.
     case notAMember(user: String, cid: ChannelCID)
     /// The channel type has the feature off (`custom_events`); the text says which.
@@ -36,6 +38,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownChannelType: "unknown_channel_type"
         case .unknownMessage: "unknown_message"
         case .unknownConnection: "unknown_connection"
+        case .unknownReaction: "unknown_reaction"
         case .notAMember: "not_a_member"
         case .notAllowed: "not_allowed"
         case .messageTooOld: "message_too_old"
@@ -54,6 +57,7 @@ public enum ReceiptsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownChannelType(let name): "channel type \(name) does not exist"
         case .unknownMessage(let id): "message \(id) does not exist"
         case .unknownConnection(let id): "connection \(id) does not exist"
+        case .unknownReaction(let user, let type, let messageID): "user \(user) has no \(type) reaction on message \(messageID)"
         case .notAMember(let user, let cid): "user \(user) is not a member of channel \(cid)"
         case .notAllowed(let text): text
         case .messageTooOld(let id): "message \(id) is not among the channel's last \(ReceiptsEngine.markUnreadWindow) messages"

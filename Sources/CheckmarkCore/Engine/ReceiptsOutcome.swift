@@ -19,6 +19,8 @@ public struct ReceiptsOutcome: Sendable, Hashable {
 public enum ReceiptsResult: Sendable, Hashable {
     case none
     case message(Message)
+    /// A reaction sent or taken back, and its message after it.
+    case reaction(Message, Reaction)
     case user(User)
     case channelType(ChannelType)
     /// Whether the channel was created by this command.

@@ -24,7 +24,7 @@ public struct ReceiptsEvent: Sendable, Hashable {
     public var isReplayable: Bool {
         switch payload {
         case .notificationMessageNew, .notificationThreadMessageNew: false
-        case .messageNew, .messageUpdated, .messageDeleted, .messageRead, .messageDelivered, .notificationMarkRead,
+        case .messageNew, .messageUpdated, .messageDeleted, .reaction, .messageRead, .messageDelivered, .notificationMarkRead,
              .notificationMarkUnread: true
         }
     }
@@ -32,7 +32,7 @@ public struct ReceiptsEvent: Sendable, Hashable {
     /// Who the event is for, decided with the privacy settings it was emitted under.
     public var audience: EventAudience {
         switch payload {
-        case .messageNew, .messageUpdated, .messageDeleted: .watchers
+        case .messageNew, .messageUpdated, .messageDeleted, .reaction: .watchers
         case .notificationMessageNew: .nonWatchingMembers
         case .notificationThreadMessageNew: .threadParticipants
         case .messageRead(let user, _, let thread?):
@@ -80,6 +80,9 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     case messageUpdated(message: Message, sender: User, by: User, replyCount: Int)
     /// A message deleted (rules M4, M5), `hard` with its text erased.
     case messageDeleted(message: Message, sender: User, by: User, hard: Bool, replyCount: Int)
+    /// A reaction sent or taken back (rules R1-R4): `message` as it is after it (own reactions are
+    /// each viewer's and are not in events), `user` who reacted.
+    case reaction(ReactionChange, message: Message, sender: User, reaction: Reaction, user: User, channel: ChannelSummary, replyCount: Int)
     /// A channel read, or with `thread` a thread read.
     case messageRead(user: User, lastReadMessageID: String?, thread: ThreadSummary? = nil)
     case messageDelivered(user: User, lastDeliveredMessageID: String, lastDeliveredAt: Timestamp)
@@ -96,6 +99,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         case .messageNew: "message.new"
         case .messageUpdated: "message.updated"
         case .messageDeleted: "message.deleted"
+        case .reaction(let change, _, _, _, _, _, _): "reaction.\(change.rawValue)"
         case .notificationMessageNew: "notification.message_new"
         case .notificationThreadMessageNew: "notification.thread_message_new"
         case .messageRead: "message.read"
@@ -124,7 +128,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
             .notificationMessageNew(message: message, sender: sender, channel: channel, watcherCount: watcherCount())
         case .notificationThreadMessageNew(let message, let sender, let channel, _):
             .notificationThreadMessageNew(message: message, sender: sender, channel: channel, watcherCount: watcherCount())
-        case .messageUpdated, .messageDeleted, .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
+        case .messageUpdated, .messageDeleted, .reaction, .messageRead, .messageDelivered, .notificationMarkRead, .notificationMarkUnread:
             self
         }
     }
@@ -132,7 +136,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
     /// Whether the event carries Stream's channel object (`channel`).
     public var carriesChannelObject: Bool {
         switch self {
-        case .notificationMessageNew, .notificationThreadMessageNew: true
+        case .notificationMessageNew, .notificationThreadMessageNew, .reaction: true
         case .notificationMarkRead(_, _, _, let channel): channel != nil
         case .messageNew, .messageUpdated, .messageDeleted, .messageRead, .messageDelivered, .notificationMarkUnread: false
         }
@@ -144,7 +148,7 @@ public indirect enum ReceiptsEventPayload: Sendable, Hashable {
         case .messageRead(let user, _, _), .messageDelivered(let user, _, _), .notificationMarkRead(let user, _, _, _),
             .notificationMarkUnread(let user, _, _, _, _):
             user.id
-        case .messageNew, .messageUpdated, .messageDeleted, .notificationMessageNew, .notificationThreadMessageNew:
+        case .messageNew, .messageUpdated, .messageDeleted, .reaction, .notificationMessageNew, .notificationThreadMessageNew:
             nil
         }
     }

@@ -20,6 +20,14 @@ public struct Message: Sendable, Hashable {
     public var silent: Bool
     /// Its last edit and its deletion; nil for a message as it was sent.
     public var revision: MessageRevision?
+    /// Its reactions, oldest first (rules R1-R5).
+    public var reactions: [Reaction] = []
+    /// The users of its newest reactions (``latestReactionsLimit``), as they were when the message
+    /// was handed out for an event (``ReceiptsEngine``); empty elsewhere, where writers look users up.
+    public var reactionUsers: [String: User] = [:]
+
+    /// Reactions listed in `latest_reactions` and `own_reactions` (Stream's number).
+    public static let latestReactionsLimit = 10
 
     public init(id: String, cid: ChannelCID, userID: String, text: String, kind: Kind = .regular,
                 createdAt: Timestamp, parentID: String? = nil, showInChannel: Bool = false, silent: Bool = false,

@@ -36,6 +36,8 @@ public struct MessageLog: Sendable {
     /// The current texts of edited messages (``Flags/edited``), by position: each with the number of
     /// the edit that set it, and whether storage confirmed it.
     private var editedTexts: [Int: EditedText] = [:]
+    /// Reactions, by position, oldest first (rules R1-R5): every message's that has any.
+    private var reactionLists: [Int: [Reaction]] = [:]
     /// Numbers the edits of this log's texts (``EditedText/edit``).
     private var lastEdit = 0
 
@@ -179,10 +181,20 @@ public struct MessageLog: Sendable {
     /// The message at `position` with `text` (for an archived message, the text storage gave back).
     public func message(at position: Int, text: String) -> Message {
         let flags = flags[position]
-        return Message(
+        var message = Message(
             id: ids[position], cid: cid, userID: authorNames[Int(authorRefs[position])], text: text,
             kind: flags.contains(.system) ? .system : .regular, createdAt: times[position], parentID: parentID(at: position),
             showInChannel: flags.contains(.showInChannel), silent: flags.contains(.silent), revision: revisions[position])
+        if let reactions = reactionLists[position] { message.reactions = reactions }
+        return message
+    }
+
+    /// The message's reactions, oldest first.
+    public func reactions(at position: Int) -> [Reaction] { reactionLists[position] ?? [] }
+
+    /// Replaces the message's reactions (none: an empty list).
+    public mutating func setReactions(_ reactions: [Reaction], at position: Int) {
+        reactionLists[position] = reactions.isEmpty ? nil : reactions
     }
 
     /// The message as it was sent (what its `messages` row stores), while its text is held.
@@ -190,6 +202,7 @@ public struct MessageLog: Sendable {
         guard let text = sentText(at: position) else { return nil }
         var message = message(at: position, text: text)
         message.revision = nil
+        message.reactions = []
         return message
     }
 

@@ -25,6 +25,8 @@ package enum CommandCodec {
         case .sendMessage: "send_message"
         case .updateMessage: "update_message"
         case .deleteMessage: "delete_message"
+        case .sendReaction: "send_reaction"
+        case .deleteReaction: "delete_reaction"
         case .markRead: "mark_read"
         case .markReadMany: "mark_read_many"
         case .markThreadRead: "mark_thread_read"
@@ -106,6 +108,18 @@ package enum CommandCodec {
             w.field("message_id", messageID)
             w.field("hard", hard)
             w.fieldIfPresent("by", editor)
+        case .sendReaction(let cid, let messageID, let user, let type, let score, let unique):
+            w.field("cid", cid.description)
+            w.field("message_id", messageID)
+            w.field("user_id", user)
+            w.field("type", type)
+            w.field("score", score)
+            w.field("enforce_unique", unique)
+        case .deleteReaction(let cid, let messageID, let user, let type):
+            w.field("cid", cid.description)
+            w.field("message_id", messageID)
+            w.field("user_id", user)
+            w.field("type", type)
         case .markThreadRead(let cid, let user, let parentID):
             w.field("cid", cid.description)
             w.field("user_id", user)
@@ -196,6 +210,13 @@ package enum CommandCodec {
         case "delete_message":
             return .deleteMessage(cid: try cid(json), messageID: try string(json, "message_id"), hard: json["hard"]?.boolValue ?? false,
                                   by: json["by"]?.stringValue)
+        case "send_reaction":
+            guard let score = json["score"]?.intValue else { throw Failure(reason: "send_reaction without score") }
+            return .sendReaction(cid: try cid(json), messageID: try string(json, "message_id"), userID: try string(json, "user_id"),
+                                 type: try string(json, "type"), score: score, enforceUnique: json["enforce_unique"]?.boolValue ?? false)
+        case "delete_reaction":
+            return .deleteReaction(cid: try cid(json), messageID: try string(json, "message_id"), userID: try string(json, "user_id"),
+                                   type: try string(json, "type"))
         case "mark_read":
             return .markRead(cid: try cid(json), userID: try string(json, "user_id"), messageID: json["message_id"]?.stringValue)
         case "mark_thread_read":

@@ -108,6 +108,8 @@ extension ReceiptsEngine {
             (named, actor) = ([cid], userID)
         case .updateMessage(let cid, _, _, let editor), .deleteMessage(let cid, _, _, let editor):
             (named, actor) = ([cid], editor)
+        case .sendReaction(let cid, _, let userID, _, _, _), .deleteReaction(let cid, _, let userID, _):
+            (named, actor) = ([cid], userID)
         case .watch(let connectionID, let cid):
             guard let handle = connections.handle(of: connectionID) else { throw .unknownConnection(connectionID) }
             (named, actor) = ([cid], connections.userID(of: handle))
@@ -164,7 +166,7 @@ extension ReceiptsEngine {
         case .connect, .disconnect, .watch, .stopWatching:
             false
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+             .removeMembers, .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
             true
         }
     }

@@ -42,6 +42,8 @@ package struct StateFootprint: Sendable, Hashable {
     package var messages: Set<MessageKey> = []
     /// Messages edited or deleted (their `message_edits` rows).
     package var messageEdits: Set<MessageKey> = []
+    /// Messages whose reactions changed (their `reactions` rows, all rewritten).
+    package var messageReactions: Set<MessageKey> = []
     /// Thread read states (a rewritten channel rewrites all of its own).
     package var threadReads: Set<ThreadReadKey> = []
 
@@ -49,7 +51,7 @@ package struct StateFootprint: Sendable, Hashable {
 
     package var isEmpty: Bool {
         users.isEmpty && channelTypes.isEmpty && channels.isEmpty && members.isEmpty && messages.isEmpty && messageEdits.isEmpty
-            && threadReads.isEmpty
+            && messageReactions.isEmpty && threadReads.isEmpty
     }
 
     /// The channels any noted row belongs to.
@@ -58,6 +60,7 @@ package struct StateFootprint: Sendable, Hashable {
         for key in members { cids.insert(key.cid) }
         for key in messages { cids.insert(key.cid) }
         for key in messageEdits { cids.insert(key.cid) }
+        for key in messageReactions { cids.insert(key.cid) }
         for key in threadReads { cids.insert(key.cid) }
         return cids
     }
@@ -70,6 +73,7 @@ package struct StateFootprint: Sendable, Hashable {
         members.removeAll(keepingCapacity: keepingCapacity)
         messages.removeAll(keepingCapacity: keepingCapacity)
         messageEdits.removeAll(keepingCapacity: keepingCapacity)
+        messageReactions.removeAll(keepingCapacity: keepingCapacity)
         threadReads.removeAll(keepingCapacity: keepingCapacity)
     }
 
@@ -81,6 +85,7 @@ package struct StateFootprint: Sendable, Hashable {
         members.formUnion(other.members)
         messages.formUnion(other.messages)
         messageEdits.formUnion(other.messageEdits)
+        messageReactions.formUnion(other.messageReactions)
         threadReads.formUnion(other.threadReads)
     }
 }

@@ -13,15 +13,17 @@ package enum APIRoute: String, CaseIterable, Sendable {
     case sendMessage, markRead, markUnread, stopWatching, messageReceipts, sendEvent
     // Messages and threads.
     case getMessage, updateMessage, updateMessagePartial, deleteMessage, replies, queryThreads, getThread
+    // Reactions.
+    case sendReaction, deleteReaction, getReactions
     // Unread counts.
     case unreadCounts
 
     package var method: String {
         switch self {
-        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage, .getThread: "GET"
+        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage, .getThread, .getReactions: "GET"
         case .updateUsersPartial: "PATCH"
         case .updateChannelType, .updateMessagePartial: "PUT"
-        case .deleteMessage: "DELETE"
+        case .deleteMessage, .deleteReaction: "DELETE"
         default: "POST"
         }
     }
@@ -50,6 +52,9 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .replies: "/messages/{parent_id}/replies"
         case .queryThreads: "/threads"
         case .getThread: "/threads/{message_id}"
+        case .sendReaction: "/messages/{id}/reaction"
+        case .deleteReaction: "/messages/{id}/reaction/{type}"
+        case .getReactions: "/messages/{id}/reactions"
         case .messageReceipts: "/channels/{type}/{id}/messages/{message_id}/receipts"
         case .sendEvent: "/channels/{type}/{id}/event"
         case .unreadCounts: "/unread"
@@ -57,14 +62,15 @@ package enum APIRoute: String, CaseIterable, Sendable {
     }
 
     /// The status of a successful answer: 201 for what Stream's description answers with 201
-    /// (`SendEvent`), 200 otherwise.
+    /// (`SendEvent`, `SendReaction`), 200 otherwise.
     package var successStatus: Int {
         switch self {
-        case .sendEvent: 201
+        case .sendEvent, .sendReaction: 201
         case .connect, .healthz, .readyz, .metrics, .upsertUsers, .updateUsersPartial, .createChannelType, .listChannelTypes,
              .getChannelType, .updateChannelType, .queryChannels, .markAllRead, .markDelivered, .queryDistinctChannel,
              .queryChannel, .updateChannel, .sendMessage, .markRead, .markUnread, .stopWatching, .messageReceipts, .replies,
-             .getMessage, .updateMessage, .updateMessagePartial, .deleteMessage, .queryThreads, .getThread, .unreadCounts:
+             .getMessage, .updateMessage, .updateMessagePartial, .deleteMessage, .queryThreads, .getThread, .unreadCounts,
+             .deleteReaction, .getReactions:
             200
         }
     }

@@ -208,7 +208,7 @@ extension RESTAPI {
         let service = self.service
         return service.channels(holdingMessage: id).flatMap { stored in service.readChannelStates { engine, _, archived in
             let (channel, index) = try Self.locate(id, storedIn: stored, named: named, caller: caller, engine: engine)
-            return try RESTResultJSON.message(at: index, of: channel, engine: engine, archived: archived)
+            return try RESTResultJSON.message(at: index, of: channel, engine: engine, archived: archived, viewer: caller.userID)
         } }
     }
 
@@ -258,7 +258,7 @@ extension RESTAPI {
             }
             let positions = channel.threads[parentID]?.replyPositions ?? []
             let page = try pagination.page(of: positions, in: channel.messages)
-            return try RESTResultJSON.messages(page, of: channel, engine: engine, archived: archived)
+            return try RESTResultJSON.messages(page, of: channel, engine: engine, archived: archived, viewer: caller.userID)
         } }
     }
 }

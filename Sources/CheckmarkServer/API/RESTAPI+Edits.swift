@@ -25,7 +25,7 @@ extension RESTAPI {
             guard let cid = ChannelCID(text) else { throw .invalid("message.cid must be type:id, not \(text)") }
             return cid
         }
-        return revise(id, call, in: inChannel) { cid in .updateMessage(cid: cid, messageID: id, text: text, by: editor) }
+        return submitForMessage(id, call, in: inChannel) { cid in .updateMessage(cid: cid, messageID: id, text: text, by: editor) }
     }
 
     /// `PUT /messages/{id}`: `{"set": {"text": ...}, "unset": ["text"], "user_id"?}`. Only `text` may be
@@ -52,7 +52,7 @@ extension RESTAPI {
         }
         guard let text else { throw .invalid("set or unset must name text, the one field of a message Checkmark stores") }
         let editor = try call.caller.actor(named: try RESTCaller.named(in: call.body))
-        return revise(id, call) { cid in .updateMessage(cid: cid, messageID: id, text: text, by: editor) }
+        return submitForMessage(id, call) { cid in .updateMessage(cid: cid, messageID: id, text: text, by: editor) }
     }
 
     /// `DELETE /messages/{id}?hard=true&deleted_by=`: a soft delete (the message stays, `type`
@@ -71,13 +71,13 @@ extension RESTAPI {
         }
         let named = try RESTCaller.named(in: call.body, query: call.query)
         let editor = try call.caller.actor(named: call.query["deleted_by"] ?? named)
-        return revise(id, call) { cid in .deleteMessage(cid: cid, messageID: id, hard: hard, by: editor) }
+        return submitForMessage(id, call) { cid in .deleteMessage(cid: cid, messageID: id, hard: hard, by: editor) }
     }
 
     /// Finds message `id` where the caller may read it (in `given` when the query names no channel),
     /// then submits the command `command` makes for
     /// its channel, answering with the message after it.
-    private func revise(_ id: String, _ call: Call, in given: ChannelCID? = nil, _ command: @escaping @Sendable (ChannelCID) -> ReceiptsCommand)
+    func submitForMessage(_ id: String, _ call: Call, in given: ChannelCID? = nil, _ command: @escaping @Sendable (ChannelCID) -> ReceiptsCommand)
         -> EventLoopFuture<[UInt8]> {
         let caller = call.caller
         let named: ChannelCID?

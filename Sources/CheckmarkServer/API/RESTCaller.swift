@@ -40,6 +40,14 @@ enum RESTCaller: Sendable, Equatable {
         return .failure(Failure(error: .unauthenticated("the token has neither \"server\": true nor a user_id"), reason: .tokenInvalid))
     }
 
+    /// The user of a user token; nil for a server token (whose view is a third party's).
+    var userID: String? {
+        switch self {
+        case .server: nil
+        case .user(let id): id
+        }
+    }
+
     /// `server`, or the user's id: the access log's `caller`.
     var logName: String {
         switch self {

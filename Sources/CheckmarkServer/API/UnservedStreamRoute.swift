@@ -61,8 +61,7 @@ package struct UnservedStreamRoute: Sendable, Equatable {
         add("message actions", [("POST", "/messages/{id}/action")])
         // Not in the client-side description, but Stream's JavaScript SDK calls it (`undeleteMessage`).
         add("undeleting messages", [("POST", "/messages/{id}/undelete")])
-        add("reactions", [("POST", "/messages/{id}/reaction"), ("DELETE", "/messages/{id}/reaction/{type}"),
-                          ("GET", "/messages/{id}/reactions"), ("POST", "/messages/{id}/reactions")])
+        add("querying reactions", [("POST", "/messages/{id}/reactions")])
         add("translation", [("POST", "/messages/{id}/translate")])
         add("polls", [("POST", "/messages/{message_id}/polls/{poll_id}/vote"), ("DELETE", "/messages/{message_id}/polls/{poll_id}/vote/{vote_id}"),
                       ("POST", "/polls"), ("PUT", "/polls"), ("POST", "/polls/query"), ("DELETE", "/polls/{poll_id}"),

@@ -343,7 +343,7 @@ final class ClusterCommitDriver: Sendable {
         case .disconnect(let connectionID):
             state.presenceChanged.formUnion(engine.connections.watching(connectionID))
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .connect, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+             .connect, .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
             break
         }
     }

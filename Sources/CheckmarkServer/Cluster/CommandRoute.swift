@@ -17,7 +17,8 @@ enum CommandRoute: Equatable {
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType:
             self = .anyNode
         case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _), .sendMessage(let cid, _, _),
-             .updateMessage(let cid, _, _, _), .deleteMessage(let cid, _, _, _), .markRead(let cid, _, _), .markThreadRead(let cid, _, _),
+             .updateMessage(let cid, _, _, _), .deleteMessage(let cid, _, _, _), .sendReaction(let cid, _, _, _, _, _),
+             .deleteReaction(let cid, _, _, _), .markRead(let cid, _, _), .markThreadRead(let cid, _, _),
              .markUnread(let cid, _, _):
             self = .owner(ShardMap.shard(of: cid))
         case .markReadMany(_, let targets):

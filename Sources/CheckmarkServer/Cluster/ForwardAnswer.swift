@@ -4,7 +4,8 @@ import CheckmarkWire
 /// How the owner of a shard answered a command another node forwarded to it (``PeerMessage/forward(from:to:id:command:)``).
 enum ForwardAnswer: Sendable, Equatable {
     /// Applied and durable, with its result. A message's text is not sent back: the asking node has
-    /// it in its command's draft.
+    /// it in its command (a deleted or reacted-to message's is ""); nor its revision and reactions:
+    /// the answer the owner made (``CommandAnswer``) carries the whole message.
     case applied(ReceiptsResult)
     /// Applied, and it changed nothing (a duplicate confirmation).
     case unchanged
@@ -35,6 +36,10 @@ enum ForwardAnswer: Sendable, Equatable {
         case .applied(var result):
             if case .message(var message) = result, case .sendMessage(_, _, let draft) = command {
                 message.text = draft.text
+                result = .message(message)
+            }
+            if case .message(var message) = result, case .updateMessage(_, _, let text, _) = command {
+                message.text = text
                 result = .message(message)
             }
             return .success(ReceiptsOutcome(result: result))

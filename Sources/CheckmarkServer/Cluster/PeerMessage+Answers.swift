@@ -16,15 +16,14 @@ extension PeerMessage {
             case .none, .user, .channelType:
                 break
             case .message(let message):
-                // The text stays behind: the asking node has it in its draft.
-                w.field("message_id", message.id)
-                w.field("cid", message.cid.description)
-                w.field("user", message.userID)
-                w.field("message_kind", message.kind.rawValue)
-                w.field("created_at", Int(message.createdAt.rawValue))
-                w.fieldIfPresent("parent_id", message.parentID)
-                w.field("show_in_channel", message.showInChannel)
-                w.field("silent", message.silent)
+                writeMessage(message, into: &w)
+            case .reaction(let message, let reaction):
+                writeMessage(message, into: &w)
+                w.field("reaction_user", reaction.userID)
+                w.field("reaction_type", reaction.type)
+                w.field("score", reaction.score)
+                w.field("reacted_at", Int(reaction.createdAt.rawValue))
+                w.field("reaction_updated_at", Int(reaction.updatedAt.rawValue))
             case .channel(let cid, let created):
                 w.field("cid", cid.description)
                 w.field("created", created)
@@ -42,6 +41,19 @@ extension PeerMessage {
         }
     }
 
+    /// A message of an answer, without its text (the asking node has a sent or edited one in its
+    /// command), revision and reactions: the answer the owner made carries those.
+    private static func writeMessage(_ message: Message, into w: inout JSONWriter) {
+                w.field("message_id", message.id)
+                w.field("cid", message.cid.description)
+                w.field("user", message.userID)
+                w.field("message_kind", message.kind.rawValue)
+                w.field("created_at", Int(message.createdAt.rawValue))
+                w.fieldIfPresent("parent_id", message.parentID)
+                w.field("show_in_channel", message.showInChannel)
+                w.field("silent", message.silent)
+    }
+
     static func answer(_ json: JSONValue) -> ForwardAnswer? {
         switch json["answer"]?.stringValue {
         case "applied":
@@ -49,10 +61,17 @@ extension PeerMessage {
                 guard let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init), let user = json["user"]?.stringValue,
                       let kind = json["message_kind"]?.stringValue.flatMap(Message.Kind.init(rawValue:)),
                       let createdAt = json["created_at"]?.intValue else { return nil }
-                return .applied(.message(Message(
+                let message = Message(
                     id: id, cid: cid, userID: user, text: "", kind: kind, createdAt: Timestamp(rawValue: Int64(createdAt)),
                     parentID: json["parent_id"]?.stringValue, showInChannel: json["show_in_channel"]?.boolValue ?? false,
-                    silent: json["silent"]?.boolValue ?? false)))
+                    silent: json["silent"]?.boolValue ?? false)
+                if let reactor = json["reaction_user"]?.stringValue {
+                    guard let type = json["reaction_type"]?.stringValue, let score = json["score"]?.intValue,
+                          let at = json["reacted_at"]?.intValue, let updated = json["reaction_updated_at"]?.intValue else { return nil }
+                    return .applied(.reaction(message, Reaction(userID: reactor, type: type, score: score, createdAt: Timestamp(rawValue: Int64(at)),
+                                                                updatedAt: Timestamp(rawValue: Int64(updated)))))
+                }
+                return .applied(.message(message))
             }
             if let cid = json["cid"]?.stringValue.flatMap(ChannelCID.init) {
                 return .applied(.channel(cid, created: json["created"]?.boolValue ?? false))
@@ -74,6 +93,8 @@ extension PeerMessage {
         case .unknownChannelType(let name): w.field("error", "unknown_channel_type"); w.field("a", name)
         case .unknownMessage(let id): w.field("error", "unknown_message"); w.field("a", id)
         case .unknownConnection(let id): w.field("error", "unknown_connection"); w.field("a", id)
+        case .unknownReaction(let user, let type, let messageID):
+            w.field("error", "unknown_reaction"); w.field("user", user); w.field("a", type); w.field("message_id", messageID)
         case .notAMember(let user, let cid): w.field("error", "not_a_member"); w.field("user", user); w.field("cid", cid.description)
         case .notAllowed(let text): w.field("error", "not_allowed"); w.field("a", text)
         case .messageTooOld(let id): w.field("error", "message_too_old"); w.field("a", id)
@@ -99,6 +120,9 @@ extension PeerMessage {
         case "unknown_channel_type": return a.map(ReceiptsError.unknownChannelType)
         case "unknown_message": return a.map(ReceiptsError.unknownMessage)
         case "unknown_connection": return a.map(ReceiptsError.unknownConnection)
+        case "unknown_reaction":
+            guard let user, let a, let messageID = json["message_id"]?.stringValue else { return nil }
+            return .unknownReaction(user: user, type: a, messageID: messageID)
         case "not_a_member":
             guard let user, let cid else { return nil }
             return .notAMember(user: user, cid: cid)

@@ -60,7 +60,7 @@ enum PeerMessage: Sendable, Equatable {
         case .watch(let connectionID, _), .stopWatching(let connectionID, _): connectionID
         // A connection opens and closes only where its socket is; everything else is no connection's.
         case .connect, .disconnect, .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered: nil
+             .removeMembers, .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered: nil
         }
     }
 

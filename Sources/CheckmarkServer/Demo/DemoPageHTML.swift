@@ -42,6 +42,8 @@ enum DemoPageHTML {
   .deleted .text { color: var(--gray); font-style: italic; }
   .deleted .edit-message, .deleted .delete-message, .deleted .edited { display: none; }
   .edited { font-style: italic; }
+  .reactions { font-size: 12px; }
+  .react-message[aria-pressed="true"] { font-weight: 700; }
   .edit-form { display: flex; gap: 4px; }
   .edit-form input { flex: 1; font: inherit; }
   .meta { display: flex; justify-content: flex-end; align-items: center; gap: 6px; font-size: 11px; color: var(--gray); }
@@ -241,33 +243,24 @@ function messageElement(message) {
   text.textContent = message.text;
   const meta = document.createElement("div");
   meta.className = "meta";
-  const details = document.createElement("button");
-  details.type = "button";
-  details.className = "show-receipts";
-  details.textContent = "read by / delivered to";
-  details.addEventListener("click", () => showReceipts(message.id));
-  meta.append(details);
-  if (message.user !== state.me) {
-    const unread = document.createElement("button");
-    unread.type = "button";
-    unread.className = "mark-unread";
-    unread.textContent = "mark unread";
-    unread.addEventListener("click", () => markUnread(message.id));
-    meta.append(unread);
-  }
-  if (message.user === state.me) {
-    const edit = document.createElement("button");
-    edit.type = "button";
-    edit.className = "edit-message";
-    edit.textContent = "edit";
-    edit.addEventListener("click", () => startEdit(message.id));
-    const remove = document.createElement("button");
-    remove.type = "button";
-    remove.className = "delete-message";
-    remove.textContent = "delete";
-    remove.addEventListener("click", () => deleteMessage(message.id));
-    meta.append(edit, remove);
-  }
+  // A button of the message's own (`action` takes its id).
+  const button = (className, label, action) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = className;
+    b.textContent = label;
+    b.addEventListener("click", () => action(message.id));
+    return b;
+  };
+  meta.append(button("show-receipts", "read by / delivered to", showReceipts));
+  if (message.user !== state.me) meta.append(button("mark-unread", "mark unread", markUnread));
+  if (message.user === state.me) meta.append(button("edit-message", "edit", startEdit), button("delete-message", "delete", deleteMessage));
+  const react = button("react-message", "👍", toggleLike);
+  react.title = "like";
+  const reactions = document.createElement("span");
+  reactions.className = "reactions";
+  reactions.dataset.counts = "";
+  meta.append(react, reactions);
   const edited = document.createElement("span");
   edited.className = "edited";
   edited.textContent = "edited";
@@ -314,6 +307,12 @@ function render() {
     const shown = message.deleted ? "This message was deleted." : message.text;
     if (text && text.textContent !== shown) text.textContent = shown;
     li.querySelector(".edited").hidden = !message.edited || !!message.deleted;
+    // Reactions: each type's count ("like" as 👍), and whether this user's like is among them.
+    const counts = Object.entries(message.reactionCounts || {}).filter(([, n]) => n > 0);
+    const reactions = li.querySelector(".reactions");
+    reactions.dataset.counts = counts.map(([type, n]) => type + ":" + n).join(" ");
+    reactions.textContent = counts.map(([type, n]) => (type === "like" ? "👍" : type) + " " + n).join("  ");
+    li.querySelector(".react-message").setAttribute("aria-pressed", String(!!(message.own && message.own.includes("like"))));
     const time = li.querySelector("time");
     if (message.created_at) { time.dateTime = message.created_at; time.textContent = timeOf(message.created_at); }
     const checks = li.querySelector(".checks");
@@ -414,6 +413,18 @@ function startEdit(messageID) {
   });
   li.querySelector(".bubble").insertBefore(form, li.querySelector(".meta"));
   input.focus();
+}
+
+// Liking (Stream's sendReaction and deleteReaction): the count changes when the server's reaction
+// event comes; this user's own reactions come with queries and follow its own reaction events.
+async function toggleLike(messageID) {
+  const message = state.messages.find((m) => m.id === messageID);
+  if (!message) return;
+  const path = "/messages/" + encodeURIComponent(messageID) + "/reaction";
+  try {
+    if (message.own && message.own.includes("like")) await api("DELETE", path + "/like", undefined, state.token);
+    else await api("POST", path, { reaction: { type: "like" } }, state.token);
+  } catch (error) { showError(error); }
 }
 
 async function deleteMessage(messageID) {
@@ -575,10 +586,12 @@ function upsertMessage(m) {
     existing.text = m.text;
     existing.deleted = m.type === "deleted";
     existing.edited = !!m.message_text_updated_at;
+    existing.reactionCounts = m.reaction_counts || {};
     return false;
   }
   state.messages.push({ id: m.id, text: m.text, user: m.user.id, created_at: m.created_at, acked: true,
-                        deleted: m.type === "deleted", edited: !!m.message_text_updated_at });
+                        deleted: m.type === "deleted", edited: !!m.message_text_updated_at,
+                        reactionCounts: m.reaction_counts || {}, own: (m.own_reactions || []).map((r) => r.type) });
   state.messages.sort((a, b) => (a.created_at || "\uffff") < (b.created_at || "\uffff") ? -1 : 1);
   return true;
 }
@@ -607,6 +620,20 @@ function handleEvent(event) {
       read.last_read = event.created_at;
       read.last_read_message_id = event.last_read_message_id;
       if (event.user.id === state.me) state.myLastRead = event.created_at;
+      break;
+    }
+    case "reaction.new":
+    case "reaction.updated":
+    case "reaction.deleted": {
+      if (event.message.parent_id && !event.message.show_in_channel) return;
+      upsertMessage(event.message);
+      if (event.user.id === state.me) {
+        // Events carry nobody's own reactions: this user's follow its own events.
+        const message = state.messages.find((m) => m.id === event.message.id);
+        const own = new Set(event.type === "reaction.updated" ? [] : message.own || []);
+        if (event.type === "reaction.deleted") own.delete(event.reaction.type); else own.add(event.reaction.type);
+        message.own = [...own];
+      }
       break;
     }
     case "message.updated":

@@ -41,6 +41,10 @@ struct CommandFacts {
             channels = [cid]
             users = editor.map { [$0] } ?? []
             detail = "message=\(messageID)"
+        case .sendReaction(let cid, let messageID, let user, let type, _, _), .deleteReaction(let cid, let messageID, let user, let type):
+            channels = [cid]
+            users = [user]
+            detail = "message=\(messageID) type=\(type)"
         case .markRead(let cid, let user, let messageID):
             channels = [cid]
             users = [user]

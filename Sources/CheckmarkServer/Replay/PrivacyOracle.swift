@@ -19,7 +19,7 @@ struct PrivacyOracle {
             }
             if patch.unset.contains("privacy_settings") { settings[patch.id] = PrivacySettings() }
         case .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers, .connect, .disconnect, .watch,
-             .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+             .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
             break
         }
     }

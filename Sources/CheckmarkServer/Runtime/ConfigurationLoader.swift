@@ -44,6 +44,7 @@ package enum ConfigurationLoader {
         ("channel_event_burst", "typing and custom events one user may send at once above the rate, 429 past it (default 20)"),
         ("max_custom_event", "largest custom event (its JSON without the user Checkmark adds) in bytes, 400 past it (default 5120)"),
         ("max_user_profile", "largest user profile (name, image, custom fields) in bytes, 400 past it; equal on every node (default 5120)"),
+        ("max_reactions_per_user", "reaction types one user may have on one message, 400 past it; equal on every node (default 25)"),
         ("channel_state_cache", "bytes of channel members, read states and messages kept encoded between watches, 0 keeps none (default 16777216)"),
         ("message_window", "newest messages of each channel whose texts stay in memory; older texts are read from storage when a page asks (default 100)"),
         ("channel_idle_timeout", "seconds a loaded channel stays in memory with no watcher and no change before it goes back to storage, 0 keeps it (default 300; single node only)"),
@@ -71,7 +72,7 @@ package enum ConfigurationLoader {
         "slow_consumer_grace": .milliseconds, "max_resume_events": .count, "max_message_size": .bytes,
         "max_request_body": .bytes, "request_timeout": .seconds, "max_pending_connections": .count,
         "max_pipelined_bytes": .bytes, "accept_backoff": .milliseconds, "token_clock_skew": .seconds, "refusal_log_lines_per_second": .count,
-        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes,
+        "rest_requests_per_second": .count, "rest_request_burst": .count, "max_user_profile": .bytes, "max_reactions_per_user": .count,
         "channel_events_per_second": .count, "channel_event_burst": .count, "max_custom_event": .bytes, "channel_state_cache": .bytes,
         "message_window": .count, "channel_idle_timeout": .seconds,
         "wal_checkpoint_pages": .count, "max_wal_pages": .count, "sqlite_cache": .bytes,
@@ -257,6 +258,7 @@ package enum ConfigurationLoader {
         case "max_message_size": c.maxMessageBytes = try int()
         case "max_request_body": c.maxRequestBodyBytes = try int()
         case "max_user_profile": c.maxUserProfileBytes = try int()
+        case "max_reactions_per_user": c.maxReactionsPerUser = try int()
         case "channel_state_cache": c.channelStateCacheBytes = try int()
         case "message_window": c.messageWindow = try int()
         case "channel_idle_timeout": c.channelIdleTimeoutSeconds = try int()
@@ -329,6 +331,7 @@ extension ConfigurationLoader {
         case "channel_event_burst": "\(c.channelEventBurst)"
         case "max_custom_event": "\(c.maxCustomEventBytes)"
         case "max_user_profile": "\(c.maxUserProfileBytes)"
+        case "max_reactions_per_user": "\(c.maxReactionsPerUser)"
         case "channel_state_cache": "\(c.channelStateCacheBytes)"
         case "message_window": "\(c.messageWindow)"
         case "channel_idle_timeout": "\(c.channelIdleTimeoutSeconds)"

@@ -58,6 +58,8 @@ package struct ServerConfiguration: Sendable {
     package var maxCustomEventBytes = 5 << 10
     /// Largest user profile (name, image, custom fields), in bytes; 400 past it. Equal on every node.
     package var maxUserProfileBytes = ReceiptsEngine.defaultMaxUserProfileBytes
+    /// Reaction types one user may have on one message; 400 past it. Equal on every node.
+    package var maxReactionsPerUser = ReceiptsEngine.defaultMaxReactionsPerUser
     /// Bytes of channel states' member, read-state and message lists kept encoded between watches; 0 keeps none.
     package var channelStateCacheBytes = ChannelStateFragments.defaultBudgetBytes
     /// `message_window`: texts of each channel's newest messages held in memory (``MessageLog``).
@@ -146,6 +148,7 @@ package struct ServerConfiguration: Sendable {
             ("max_message_size", maxMessageBytes), ("max_request_body", maxRequestBodyBytes),
             ("json_max_depth", gateway.json.maxDepth), ("json_max_keys", gateway.json.maxKeysPerObject),
             ("json_max_string", gateway.json.maxStringBytes), ("max_user_profile", maxUserProfileBytes),
+            ("max_reactions_per_user", maxReactionsPerUser),
             ("request_timeout", requestTimeoutSeconds), ("max_pending_connections", maxPendingConnections),
             ("max_pipelined_bytes", maxPipelinedBytes), ("accept_backoff", acceptBackoffMilliseconds),
             ("refusal_log_lines_per_second", refusalLogLinesPerSecond),

@@ -142,6 +142,7 @@ package final class ReceiptsService: Sendable {
             engine.maxWatchedChannelsPerConnection = settings.maxWatchedChannelsPerConnection
             engine.maxConnectionsPerUser = settings.maxConnectionsPerUser
             engine.maxUserProfileBytes = settings.maxUserProfileBytes
+            engine.maxReactionsPerUser = settings.maxReactionsPerUser
             lastSeq = stored.lastSeq
             lastEventSeq = stored.lastEventSeq
             channelSeqs = stored.channelSeqs
@@ -159,6 +160,7 @@ package final class ReceiptsService: Sendable {
         var maxWatchedChannelsPerConnection: Int
         var maxConnectionsPerUser: Int
         var maxUserProfileBytes: Int
+        var maxReactionsPerUser: Int
         var messageWindow: Int
         var channelStateCacheBytes: Int
     }
@@ -190,6 +192,7 @@ package final class ReceiptsService: Sendable {
         store: any ReceiptsStore, engineLoop: any EventLoop, metrics: ServiceMetrics, logger: Logger,
         maxWatchedChannelsPerConnection: Int = .max, maxConnectionsPerUser: Int = .max,
         maxUserProfileBytes: Int = ReceiptsEngine.defaultMaxUserProfileBytes,
+        maxReactionsPerUser: Int = ReceiptsEngine.defaultMaxReactionsPerUser,
         messageWindow: Int = ReceiptsEngine.defaultMessageWindow,
         channelStateCacheBytes: Int = ChannelStateFragments.defaultBudgetBytes,
         channelIdleTimeout: TimeAmount? = nil,
@@ -207,7 +210,8 @@ package final class ReceiptsService: Sendable {
         let dormant = !(store is any SharedReceiptsStore)
         let settings = StateSettings(
             mode: dormant ? .local : .cluster, maxWatchedChannelsPerConnection: maxWatchedChannelsPerConnection,
-            maxConnectionsPerUser: maxConnectionsPerUser, maxUserProfileBytes: maxUserProfileBytes, messageWindow: messageWindow,
+            maxConnectionsPerUser: maxConnectionsPerUser, maxUserProfileBytes: maxUserProfileBytes, maxReactionsPerUser: maxReactionsPerUser,
+            messageWindow: messageWindow,
             channelStateCacheBytes: channelStateCacheBytes)
         let service: ReceiptsService
         do {  // the loaded rows live no longer than this scope
@@ -707,7 +711,7 @@ package final class ReceiptsService: Sendable {
         switch command {
         case .disconnect: true
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .connect, .watch, .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany,
+             .removeMembers, .connect, .watch, .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany,
              .markThreadRead, .markUnread, .markDelivered:
             false
         }
@@ -738,7 +742,7 @@ package final class ReceiptsService: Sendable {
             guard let closing, OpenConnection.find(closing, in: state.connections) != nil else { return }
             state.connections[closing.index] = .empty
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers,
-             .removeMembers, .watch, .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany,
+             .removeMembers, .watch, .stopWatching, .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany,
              .markThreadRead, .markUnread, .markDelivered:
             break
         }

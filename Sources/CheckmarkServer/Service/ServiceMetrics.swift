@@ -189,7 +189,7 @@ package final class ServiceMetrics: Sendable {
         case .markUnread: type = .unread
         case .markDelivered: type = .delivered
         case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .createChannel, .addMembers, .removeMembers,
-             .connect, .disconnect, .watch, .stopWatching, .updateMessage, .deleteMessage:
+             .connect, .disconnect, .watch, .stopWatching, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction:
             return
         }
         confirmationsByType[type]?.increment()

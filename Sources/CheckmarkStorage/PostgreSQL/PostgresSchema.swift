@@ -205,6 +205,11 @@ enum PostgresSchema {
             CREATE TABLE message_edits (cid TEXT NOT NULL, position BIGINT NOT NULL, text TEXT, updated_at BIGINT NOT NULL,
                 text_updated_at BIGINT, deleted_at BIGINT, hard_deleted BOOLEAN NOT NULL, PRIMARY KEY (cid, position));
             """),
+        // Each user's reaction of each type to each message; a message's are rewritten together.
+        ("v17-reactions", """
+            CREATE TABLE reactions (cid TEXT NOT NULL, position BIGINT NOT NULL, user_id TEXT NOT NULL, type TEXT NOT NULL,
+                score BIGINT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, PRIMARY KEY (cid, position, user_id, type));
+            """),
     ]
 
     /// `sql`'s statements: split at each `;` outside a `$$`-quoted body (a function's). Migrations

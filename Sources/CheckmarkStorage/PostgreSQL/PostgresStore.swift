@@ -371,6 +371,7 @@ package final class PostgresStore: SharedReceiptsStore {
         rows.threadReads = try load(StateTables.threadReads)
         rows.threads = try load(StateTables.threads)
         rows.messageEdits = try load(StateTables.messageEdits)
+        rows.reactions = try load(StateTables.reactions, "ORDER BY cid, position, created_at, user_id, type")
         rows.counters = try load(StateTables.counters) + run(JournalPositions.select).map { try $0.decode((String, Int64).self) }
         rows.channelSequences = try load(StateTables.channelSequences)
         return try rows.assemble()
@@ -494,6 +495,7 @@ package final class PostgresStore: SharedReceiptsStore {
             rows.threadReads = try load(StateTables.threadReads, "WHERE cid = $1")
             rows.threads = try load(StateTables.threads, "WHERE cid = $1")
             rows.messageEdits = try load(StateTables.messageEdits, "WHERE cid = $1")
+            rows.reactions = try load(StateTables.reactions, "WHERE cid = $1 ORDER BY position, created_at, user_id, type")
             var channels = try rows.assemble().snapshot.channels
             try Self.addPasses(load(StateTables.postgresPointerPasses, "WHERE cid = $1 ORDER BY user_id, kind, ordinal"), to: &channels)
             guard let channel = channels.first else { return nil }
@@ -530,7 +532,8 @@ package final class PostgresStore: SharedReceiptsStore {
             case .createChannel(let cid, _, _), .addMembers(let cid, _), .removeMembers(let cid, _):
                 rewritten.append(cid)
             case .upsertUser, .updateUser, .createChannelType, .updateChannelType, .connect, .disconnect, .watch, .stopWatching,
-                 .sendMessage, .updateMessage, .deleteMessage, .markRead, .markReadMany, .markThreadRead, .markUnread, .markDelivered:
+                 .sendMessage, .updateMessage, .deleteMessage, .sendReaction, .deleteReaction, .markRead, .markReadMany, .markThreadRead,
+                 .markUnread, .markDelivered:
                 break
             }
         }
@@ -659,6 +662,15 @@ package final class PostgresStore: SharedReceiptsStore {
             columns: StateTables.memberReadStateUpdateWithoutPasses, into: &combined)
         PostgresTableBinder(StateTables.messages).insert(batch.messages, upsert: false, into: &combined)
         PostgresTableBinder(StateTables.messageEdits).insert(batch.messageEdits, upsert: true, into: &combined)
+        if !batch.messageReactions.isEmpty {
+            // On its own: the rows it deletes are inserted again below.
+            try flush(&combined, fence: &fence)
+            var keys = PostgresBindings()
+            keys.append(batch.messageReactions.map(\.cid.description))
+            keys.append(batch.messageReactions.map { Int64($0.position) })
+            try run("DELETE FROM reactions WHERE (cid, position) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))", keys)
+            PostgresTableBinder(StateTables.reactions).insert(batch.reactionRows, upsert: false, into: &combined)
+        }
         PostgresTableBinder(StateTables.channelSequences).insert(batch.channelSequenceRows, upsert: true, into: &combined)
         try flush(&combined, fence: &fence)
     }

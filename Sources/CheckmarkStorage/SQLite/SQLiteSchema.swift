@@ -281,6 +281,21 @@ enum SQLiteSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v14-reactions") { db in
+            // Each user's reaction of each type to each message; a message's are rewritten together.
+            try db.execute(sql: """
+                CREATE TABLE reactions (
+                    cid TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    user_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    score INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (cid, position, user_id, type)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -301,6 +301,7 @@ package final class SQLiteStore: ReceiptsStore {
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db, "WHERE cid = ?", arguments: key)
         rows.threads = try SQLiteTableBinder(StateTables.threads).load(db, "WHERE cid = ?", arguments: key)
         rows.messageEdits = try SQLiteTableBinder(StateTables.messageEdits).load(db, "WHERE cid = ?", arguments: key)
+        rows.reactions = try SQLiteTableBinder(StateTables.reactions).load(db, "WHERE cid = ? ORDER BY position, created_at, user_id, type", arguments: key)
         var state = try rows.assemble()
         try loadPasses(db, where: "WHERE cid = ?", arguments: key, into: &state.snapshot)
         return state.snapshot.channels.first
@@ -333,6 +334,7 @@ package final class SQLiteStore: ReceiptsStore {
         rows.threadReads = try SQLiteTableBinder(StateTables.threadReads).load(db)
         rows.threads = try SQLiteTableBinder(StateTables.threads).load(db)
         rows.messageEdits = try SQLiteTableBinder(StateTables.messageEdits).load(db)
+        rows.reactions = try SQLiteTableBinder(StateTables.reactions).load(db, "ORDER BY cid, position, created_at, user_id, type")
         rows.counters = try SQLiteTableBinder(StateTables.counters).load(db) + Self.journalPositions(db)
         rows.channelSequences = try SQLiteTableBinder(StateTables.channelSequences).load(db)
         var state = try rows.assemble()
@@ -468,6 +470,10 @@ package final class SQLiteStore: ReceiptsStore {
         let messages = SQLiteTableBinder(StateTables.messages)
         try messages.write(batch.messages, .insert, in: db)
         try SQLiteTableBinder(StateTables.messageEdits).write(batch.messageEdits, .upsert, in: db)
+        for (cid, position, _) in batch.messageReactions {
+            try db.execute(sql: "DELETE FROM reactions WHERE cid = ? AND position = ?", arguments: [cid.description, Int64(position)])
+        }
+        try SQLiteTableBinder(StateTables.reactions).write(batch.reactionRows, .insert, in: db)
         try SQLiteTableBinder(StateTables.channelSequences).write(batch.channelSequenceRows, .upsert, in: db)
     }
 

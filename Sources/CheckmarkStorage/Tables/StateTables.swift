@@ -12,6 +12,8 @@ enum StateTables {
     /// A message at its position, with how many messages before it count as unread for others.
     typealias MessageRow = (position: Int, message: Message, countableBefore: Int)
     typealias ChannelObjectRow = (cid: ChannelCID, since: Int64, object: [UInt8])
+    /// A reaction to the message at `position` of `cid`.
+    typealias ReactionRow = (cid: ChannelCID, position: Int, reaction: Reaction)
     typealias CounterRow = (name: String, value: Int64)
     typealias SequenceRow = (cid: ChannelCID, lastSeq: Int64)
     /// A thread's counts: its replies, and those that count as unread for others (not silent).
@@ -235,6 +237,26 @@ enum StateTables {
                                   text: try row["text"].optionalText)
         })
 
+    /// Reactions (from schema v17, SQLite v14), each user's of each type to each message.
+    static let reactions = TableDescription<ReactionRow>(
+        name: "reactions",
+        columns: [
+            .init("cid", .text) { .text($0.cid.description) },
+            .init("position", .integer) { .integer(Int64($0.position)) },
+            .init("user_id", .text) { .text($0.reaction.userID) },
+            .init("type", .text) { .text($0.reaction.type) },
+            .init("score", .integer) { .integer(Int64($0.reaction.score)) },
+            .init("created_at", .integer) { .integer($0.reaction.createdAt.rawValue) },
+            .init("updated_at", .integer) { .integer($0.reaction.updatedAt.rawValue) },
+        ],
+        primaryKey: ["cid", "position", "user_id", "type"],
+        decode: { (row) throws(StorageError) in
+            let reaction = Reaction(
+                userID: try row["user_id"].text, type: try row["type"].text, score: Int(try row["score"].integer),
+                createdAt: Timestamp(rawValue: try row["created_at"].integer), updatedAt: Timestamp(rawValue: try row["updated_at"].integer))
+            return (try cid(row["cid"].text), Int(try row["position"].integer), reaction)
+        })
+
     /// Thread participants' pointers. From schema v8 with their unread replies and the thread's count
     /// of countable replies they are as of (``ThreadReadRow``), as ``members`` keeps unread counts.
     static let threadReads = TableDescription<ThreadReadRow>(
@@ -383,7 +405,7 @@ enum StateTables {
 
     /// The durable state tables, for checks that cover all of them.
     static let all: [(name: String, columns: [(name: String, type: ColumnType, nullable: Bool)], primaryKey: [String])] = [
-        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(messageEdits), shape(threadReads), shape(threads),
+        shape(users), shape(channelTypes), shape(channels), shape(members), shape(messages), shape(messageEdits), shape(reactions), shape(threadReads), shape(threads),
         shape(counters), shape(channelSequences), shape(journal), shape(journalEvents), shape(journalChannels),
     ]
 

@@ -12,6 +12,8 @@ struct StoredStateAssembly {
     var threads: [StateTables.ThreadRow] = []
     /// Edits and deletions of the channels' messages (not of a dormant load's).
     var messageEdits: [MessageEditRow] = []
+    /// Reactions of the channels' messages, per message oldest first (not of a dormant load's).
+    var reactions: [StateTables.ReactionRow] = []
     /// Each thread's counts as the loaded replies give them (what ``threads`` must say).
     private var loadedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
     /// A dormant load's channels, who has unread replies where, and each channel's countable messages.
@@ -177,6 +179,18 @@ struct StoredStateAssembly {
                                                          holdingText: holdsText(of: row.cid, at: row.position))
         }
         messageEdits = []
+        var reactionLists: [ChannelCID: [Int: [Reaction]]] = [:]
+        for (cid, position, reaction) in reactions { reactionLists[cid, default: [:]][position, default: []].append(reaction) }
+        reactions = []
+        for (cid, lists) in reactionLists {
+            guard let index = byCID.index(forKey: cid) else { throw .corrupt(path: path, reason: "reaction in unknown channel \(cid)") }
+            for (position, list) in lists {
+                guard position < byCID.values[index].messages.count else {
+                    throw .corrupt(path: path, reason: "reaction to message \(position) of \(cid), which is not stored")
+                }
+                byCID.values[index].messages.setReactions(list, at: position)
+            }
+        }
         var storedThreads: [ChannelCID: [String: (replies: Int, countable: Int)]] = [:]
         for (cid, parentID, replies, countable) in threads { storedThreads[cid, default: [:]][parentID] = (replies, countable) }
         for (cid, loaded) in loadedThreads {

@@ -20,7 +20,7 @@ package struct WireError: Error, Sendable, Hashable {
 
     package init(_ error: ReceiptsError) {
         switch error {
-        case .unknownUser, .unknownChannel, .unknownChannelType, .unknownMessage, .unknownConnection:
+        case .unknownUser, .unknownChannel, .unknownChannelType, .unknownMessage, .unknownConnection, .unknownReaction:
             self.init(code: error.code, message: error.description, httpStatus: 404, streamCode: 16)
         case .notAMember, .notAllowed:
             self.init(code: error.code, message: error.description, httpStatus: 403, streamCode: 17)

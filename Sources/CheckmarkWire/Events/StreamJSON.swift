@@ -67,15 +67,19 @@ public enum StreamJSON {
     }
 
     /// A message (`MessageResponse`). `replyCount` is the thread's size for a parent message (0 in the
-    /// event that announces a new message).
-    public static func write(message: Message, sender: User?, replyCount: Int = 0, into writer: inout JSONWriter) {
-        write(message: message, replyCount: replyCount, into: &writer) { writer in
+    /// event that announces a new message). `viewer`'s reactions are its `own_reactions` (none for
+    /// nil: events, a server's view); reactors are written as `users` gives them, else as the
+    /// message's ``Message/reactionUsers`` holds them.
+    public static func write(message: Message, sender: User?, replyCount: Int = 0, viewer: String? = nil,
+                             users: ((String) -> User?)? = nil, into writer: inout JSONWriter) {
+        write(message: message, replyCount: replyCount, viewer: viewer, users: users, into: &writer) { writer in
             write(user: sender ?? User(id: message.userID), into: &writer)
         }
     }
 
-    /// ``write(message:sender:replyCount:into:)`` with the sender written by `writeSender`.
-    package static func write(message: Message, replyCount: Int, into writer: inout JSONWriter, writeSender: (inout JSONWriter) -> Void) {
+    /// ``write(message:sender:replyCount:viewer:users:into:)`` with the sender written by `writeSender`.
+    package static func write(message: Message, replyCount: Int, viewer: String? = nil, users: ((String) -> User?)? = nil,
+                              into writer: inout JSONWriter, writeSender: (inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.field("id", message.id)
         writer.field("text", message.text)
@@ -95,20 +99,107 @@ public enum StreamJSON {
             writer.field("show_in_channel", message.showInChannel)
         }
         writer.field("silent", message.silent)
-        for empty in ["attachments", "mentioned_users", "latest_reactions", "own_reactions", "restricted_visibility"] {
+        for empty in ["attachments", "mentioned_users", "restricted_visibility"] {
             writeEmptyArray(empty, into: &writer)
         }
-        for empty in ["reaction_counts", "reaction_scores", "custom"] {
-            writer.key(empty)
-            writer.beginObject()
-            writer.endObject()
-        }
+        writeReactions(of: message, viewer: viewer, users: users, into: &writer)
+        writer.key("custom")
+        writer.beginObject()
+        writer.endObject()
         writer.field("reply_count", replyCount)
         writer.field("deleted_reply_count", 0)
         writer.field("mentioned_channel", false)
         writer.field("mentioned_here", false)
         writer.field("pinned", false)
         writer.field("shadowed", false)
+        writer.endObject()
+    }
+
+    /// A message's `latest_reactions` (newest first), `own_reactions` (`viewer`'s, newest first),
+    /// `reaction_counts`, `reaction_scores` and `reaction_groups` (per type, in the order each type
+    /// was first given).
+    private static func writeReactions(of message: Message, viewer: String?, users lookUp: ((String) -> User?)?, into writer: inout JSONWriter) {
+        let reactions = message.reactions
+        guard !reactions.isEmpty else {
+            // Most messages: nothing to count, nothing allocated.
+            for empty in ["latest_reactions", "own_reactions"] { writeEmptyArray(empty, into: &writer) }
+            for empty in ["reaction_counts", "reaction_scores", "reaction_groups"] {
+                writer.key(empty)
+                writer.beginObject()
+                writer.endObject()
+            }
+            return
+        }
+        func users(_ id: String) -> User? { lookUp?(id) ?? message.reactionUsers[id] }
+        let limit = Message.latestReactionsLimit
+        writer.key("latest_reactions")
+        writer.beginArray()
+        for reaction in reactions.suffix(limit).reversed() { write(reaction: reaction, messageID: message.id, user: users(reaction.userID), into: &writer) }
+        writer.endArray()
+        writer.key("own_reactions")
+        writer.beginArray()
+        if let viewer {
+            for reaction in reactions.reversed().lazy.filter({ $0.userID == viewer }).prefix(limit) {
+                write(reaction: reaction, messageID: message.id, user: users(viewer), into: &writer)
+            }
+        }
+        writer.endArray()
+        var types: [String] = []
+        var groups: [String: (count: Int, score: Int, first: Timestamp, last: Timestamp)] = [:]
+        for reaction in reactions {
+            if let group = groups[reaction.type] {
+                groups[reaction.type] = (group.count + 1, group.score + reaction.score, min(group.first, reaction.createdAt), max(group.last, reaction.createdAt))
+            } else {
+                types.append(reaction.type)
+                groups[reaction.type] = (1, reaction.score, reaction.createdAt, reaction.createdAt)
+            }
+        }
+        writer.key("reaction_counts")
+        writer.beginObject()
+        for type in types { writer.field(type, groups[type]!.count) }
+        writer.endObject()
+        writer.key("reaction_scores")
+        writer.beginObject()
+        for type in types { writer.field(type, groups[type]!.score) }
+        writer.endObject()
+        writer.key("reaction_groups")
+        writer.beginObject()
+        for type in types {
+            let group = groups[type]!
+            writer.key(type)
+            writer.beginObject()
+            writer.field("count", group.count)
+            writer.field("sum_scores", group.score)
+            writer.field("first_reaction_at", group.first)
+            writer.field("last_reaction_at", group.last)
+            writer.key("latest_reactions_by")
+            writer.beginArray()
+            for reaction in reactions.reversed().lazy.filter({ $0.type == type }).prefix(limit) {
+                writer.beginObject()
+                writer.field("user_id", reaction.userID)
+                writer.field("created_at", reaction.createdAt)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
+        }
+        writer.endObject()
+    }
+
+    /// A reaction (`ReactionResponse`), with its user as `user` gives it (just the id when nil).
+    public static func write(reaction: Reaction, messageID: String, user: User?, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("message_id", messageID)
+        writer.field("user_id", reaction.userID)
+        writer.key("user")
+        write(user: user ?? User(id: reaction.userID), into: &writer)
+        writer.field("type", reaction.type)
+        writer.field("score", reaction.score)
+        writer.field("created_at", reaction.createdAt)
+        writer.field("updated_at", reaction.updatedAt)
+        writer.key("custom")
+        writer.beginObject()
+        writer.endObject()
         writer.endObject()
     }
 
@@ -303,6 +394,18 @@ public enum StreamJSON {
             writeUser(editor, &writer)
             writer.field("hard_delete", hard)
             writer.field("deleted_for_me", false)
+        case .reaction(_, let message, let sender, let reaction, let user, let channel, let replyCount):
+            writer.field("message_id", message.id)
+            writer.key("message")
+            write(message: message, sender: sender, replyCount: replyCount, into: &writer)
+            writer.key("reaction")
+            write(reaction: reaction, messageID: message.id, user: user, into: &writer)
+            writer.key("user")
+            writeUser(user, &writer)
+            writer.key("channel")
+            let start = writer.count
+            writeChannel(channel, &writer)
+            channelObject = start..<writer.count
         case .messageRead(let user, let lastReadMessageID, let thread):
             writer.key("user")
             writeUser(user, &writer)

@@ -149,6 +149,13 @@ package enum RequestFields {
     }
 
     /// A non-negative integer field with a default and a maximum (400 past it).
+    /// ``limit(_:field:default:max:)`` of a query parameter's text.
+    package static func queryLimit(_ text: String?, field: String, default fallback: Int, max: Int) throws(WireError) -> Int {
+        guard let text else { return fallback }
+        guard let number = Int(text) else { throw .invalid("\(field) must be a non-negative integer") }
+        return try limit(.number(Double(number)), field: field, default: fallback, max: max)
+    }
+
     package static func limit(_ value: JSONValue?, field: String, default fallback: Int, max: Int) throws(WireError) -> Int {
         guard let value, value != .null else { return fallback }
         guard let number = value.intValue, number >= 0 else { throw .invalid("\(field) must be a non-negative integer") }

@@ -54,11 +54,11 @@ package enum RESTResultJSON {
     /// archived texts from `archived`.
     /// - Throws: ``ArchivedTexts/Missing`` for archived texts `archived` lacks.
     package static func messages(_ positions: ArraySlice<Int>, of channel: Channel, engine: ReceiptsEngine,
-                                 archived: ArchivedTexts) throws(ArchivedTexts.Missing) -> [UInt8] {
+                                 archived: ArchivedTexts, viewer: String?) throws(ArchivedTexts.Missing) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.key("messages")
-        try ResultJSON.writeMessages(positions, of: channel, engine: engine, archived: archived, into: &w)
+        try ResultJSON.writeMessages(positions, of: channel, engine: engine, archived: archived, viewer: viewer, into: &w)
         w.endObject()
         return w.bytes
     }
@@ -67,10 +67,10 @@ package enum RESTResultJSON {
     /// it (`MessageWithChannelResponse`): as a channel's messages list it, with its thread's
     /// `reply_count` when it is a parent, and the channel object.
     package static func message(at position: Int, of channel: Channel, engine: ReceiptsEngine,
-                                archived: ArchivedTexts) throws(ArchivedTexts.Missing) -> [UInt8] {
+                                archived: ArchivedTexts, viewer: String?) throws(ArchivedTexts.Missing) -> [UInt8] {
         try archived.require([position][...], of: channel.messages)
         var message = JSONWriter()
-        try ListedMessage(at: position, of: channel, engine: engine, archived: archived).encode(into: &message)
+        try ListedMessage(at: position, of: channel, engine: engine, archived: archived, viewer: viewer).encode(into: &message)
         var object = JSONWriter()
         ResultJSON.writeChannel(channel, engine: engine, into: &object)
         var bytes = Array(#"{"message":"#.utf8)

@@ -6,11 +6,22 @@ public enum ResultJSON {
     package static func message(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
-        if case .message(let message) = outcome.result {
+        // A thread's parent with its thread's size, as a query lists it (0 for a new message).
+        func replies(_ message: Message) -> Int { engine.channels[message.cid]?.threads[message.id]?.replyPositions.count ?? 0 }
+        switch outcome.result {
+        case .message(let message):
             w.key("message")
-            // A thread's parent with its thread's size, as a query lists it (0 for a new message).
-            let replies = engine.channels[message.cid]?.threads[message.id]?.replyPositions.count ?? 0
-            StreamJSON.write(message: message, sender: engine.users[message.userID], replyCount: replies, into: &w)
+            StreamJSON.write(message: message, sender: engine.users[message.userID], replyCount: replies(message),
+                             users: { engine.users[$0] }, into: &w)
+        case .reaction(let message, let reaction):
+            // The reacting user's view: its reactions are the message's `own_reactions`.
+            w.key("message")
+            StreamJSON.write(message: message, sender: engine.users[message.userID], replyCount: replies(message), viewer: reaction.userID,
+                             users: { engine.users[$0] }, into: &w)
+            w.key("reaction")
+            StreamJSON.write(reaction: reaction, messageID: message.id, user: engine.users[reaction.userID], into: &w)
+        case .none, .user, .channelType, .channel:
+            break
         }
         w.endObject()
         return w.bytes
@@ -68,7 +79,7 @@ public enum ResultJSON {
         let (listedReads, ownPlace) = engine.readStateListing(of: channel, viewer: viewer)
         lists.reads.update(to: listedReads.map { ListedReadState(userID: $0, view: engine.view(of: $0, in: channel, viewer: "")) })
         lists.messages.update(to: try page.map { position throws(ArchivedTexts.Missing) in
-            try ListedMessage(at: position, of: channel, engine: engine, archived: archived)
+            try ListedMessage(at: position, of: channel, engine: engine, archived: archived, viewer: viewer)
         })
 
         // The lists and about 2 KB for the rest, reserved at once.
@@ -103,14 +114,16 @@ public enum ResultJSON {
         w.endObject()
     }
 
-    /// The messages at `positions` of `channel`, each with its author and its thread's reply count;
-    /// archived texts from `archived`.
+    /// The messages at `positions` of `channel`, each with its author and its thread's reply count
+    /// (`viewer`'s reactions as `own_reactions`); archived texts from `archived`.
     /// - Throws: ``ArchivedTexts/Missing`` for archived texts `archived` lacks (nothing is written).
     package static func writeMessages(_ positions: ArraySlice<Int>, of channel: Channel, engine: ReceiptsEngine,
-                                      archived: ArchivedTexts, into w: inout JSONWriter) throws(ArchivedTexts.Missing) {
+                                      archived: ArchivedTexts, viewer: String?, into w: inout JSONWriter) throws(ArchivedTexts.Missing) {
         try archived.require(positions, of: channel.messages)
         w.beginArray()
-        for position in positions { try ListedMessage(at: position, of: channel, engine: engine, archived: archived).encode(into: &w) }
+        for position in positions {
+            try ListedMessage(at: position, of: channel, engine: engine, archived: archived, viewer: viewer).encode(into: &w)
+        }
         w.endArray()
     }
 

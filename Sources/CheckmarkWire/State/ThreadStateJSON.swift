@@ -58,7 +58,7 @@ package enum ThreadStateJSON {
         let thread = channel.threads[parentID] ?? MessageThread(parentID: parentID)
         let replies = thread.replyPositions.suffix(max(0, limits.replies))
         try archived.require([parent] + replies, of: channel.messages)
-        let parentMessage = try ListedMessage(at: parent, of: channel, engine: engine, archived: archived)
+        let parentMessage = try ListedMessage(at: parent, of: channel, engine: engine, archived: archived, viewer: viewer)
         let author = channel.messages.userID(at: parent)
         let lastReplyAt = thread.replyPositions.last.map { channel.messages.createdAt(at: $0) }
         let summary = engine.summary(of: channel)
@@ -84,7 +84,7 @@ package enum ThreadStateJSON {
         w.endObject()
         w.key("latest_replies")
         w.beginArray()
-        for position in replies { try ListedMessage(at: position, of: channel, engine: engine, archived: archived).encode(into: &w) }
+        for position in replies { try ListedMessage(at: position, of: channel, engine: engine, archived: archived, viewer: viewer).encode(into: &w) }
         w.endArray()
         // Participants in the order they joined: the parent's author, then by their first reply,
         // then those who only read it (by when they read).

@@ -76,5 +76,12 @@ enum SameEncoding {
         text(a.id, b.id) && text(a.cid.type, b.cid.type) && text(a.cid.id, b.cid.id) && text(a.userID, b.userID)
             && text(a.text, b.text) && a.kind == b.kind && a.createdAt == b.createdAt && text(a.parentID, b.parentID)
             && a.showInChannel == b.showInChannel && a.silent == b.silent && a.revision == b.revision
+            && a.reactions.count == b.reactions.count && zip(a.reactions, b.reactions).allSatisfy(reaction)
+            && a.reactionUsers.count == b.reactionUsers.count
+            && a.reactionUsers.allSatisfy { id, user in b.reactionUsers[id].map { SameEncoding.user(user, $0) } ?? false }
+    }
+
+    static func reaction(_ a: Reaction, _ b: Reaction) -> Bool {
+        text(a.userID, b.userID) && text(a.type, b.type) && a.score == b.score && a.createdAt == b.createdAt && a.updatedAt == b.updatedAt
     }
 }
