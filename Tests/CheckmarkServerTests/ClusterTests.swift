@@ -71,6 +71,50 @@ extension EndToEnd {
 
         /// Regression: a node holding a member's non-watching connection made one event more per message
         /// than a node without, so the nodes' event sequences collided and commits failed.
+        /// Rules M1-M6 and R1-R5 across nodes: an edit, a delete and reactions asked of any node are
+        /// applied by the channel's owner, reach every node's watchers with the same sequence, and
+        /// every node answers queries with them.
+        @Test func editsDeletesAndReactionsAskedOfAnyNodeReachEveryNode() async throws {
+            let (url, nodes) = try await Self.startCluster()
+            defer { Task { await Self.stopAll(nodes, dropping: url) } }
+            try await nodes[0].setUp(users: ["alice", "bob", "carol"])
+            let bob = try await nodes[1].connect("bob")
+            let carol = try await nodes[2].connect("carol")
+            for connection in [bob, carol] { _ = try await connection.watch(Self.general) }
+            try await nodes[0].run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m1", text: "hello")))
+            try await nodes[0].run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "m2", text: "bye")))
+            let key = "api_key=\(TestServer.apiKey)"
+            let alice = ["Authorization": TestServer.token("alice")], bobToken = ["Authorization": TestServer.token("bob")]
+            let calls: [(TestServer, String, String, String, [String: String], Int)] = [
+                (nodes[0], "POST", "/messages/m1", #"{"message":{"text":"hello, edited"}}"#, alice, 200),
+                (nodes[1], "POST", "/messages/m1/reaction", #"{"reaction":{"type":"like"}}"#, bobToken, 201),
+                (nodes[2], "DELETE", "/messages/m2", "", alice, 200),
+                (nodes[0], "POST", "/messages/m1/reaction", #"{"reaction":{"type":"love"},"enforce_unique":true}"#, bobToken, 201),
+            ]
+            for (node, method, path, body, headers, status) in calls {
+                let answer = try node.http(method, "\(path)?\(key)", body: body, headers: headers)
+                #expect(answer.status == status, "\(method) \(path): \(answer.body)")
+            }
+            let types: Set<String> = ["message.updated", "message.deleted", "reaction.new", "reaction.updated"]
+            var seen: [[String]] = []
+            for connection in [bob, carol] {
+                var got: [String] = []
+                while got.count < 4, let event = await connection.nextEvent(ofType: types) {
+                    got.append("\(event.type)@\(Self.channelSeq(event) ?? -1)")
+                }
+                seen.append(got)
+            }
+            #expect(seen[0].map { $0.split(separator: "@")[0] } == ["message.updated", "reaction.new", "message.deleted", "reaction.updated"])
+            #expect(seen[0] == seen[1], "the same events with the same sequences on both nodes")
+            for node in nodes {
+                let state = try JSONParser.parse(Array(try node.http("POST", "/channels/messaging/general/query?\(key)", headers: bobToken).body.utf8))
+                let messages = state["messages"]?.arrayValue ?? []
+                #expect(messages.map { $0["text"]?.stringValue ?? "?" } == ["hello, edited", "bye"])
+                #expect(messages.map { $0["type"]?.stringValue ?? "?" } == ["regular", "deleted"])
+                #expect(messages.first?["own_reactions"]?.arrayValue?.map { $0["type"]?.stringValue ?? "?" } == ["love"])
+            }
+        }
+
         @Test func nodesHoldingDifferentConnectionsNumberEventsAlike() async throws {
             let (url, nodes) = try await Self.startCluster(nodes: 2)
             defer { Task { await Self.stopAll(nodes, dropping: url) } }
