@@ -29,6 +29,8 @@ enum DemoPageHTML {
   #privacy-state { font-size: 12px; color: var(--gray); }
   #unread { margin-left: auto; font-size: 13px; }
   #unread[data-count="0"] { visibility: hidden; }
+  #others-privacy { margin: 0; font-size: 13px; color: #8a5a00; }
+  #others-privacy:empty { display: none; }
   #typing { min-height: 18px; font-size: 13px; color: var(--gray); font-style: italic; }
   #unread b { background: #25d366; color: #fff; border-radius: 10px; padding: 1px 7px; }
   #messages { list-style: none; margin: 0; padding: 8px 4px; height: 52vh; min-height: 240px; overflow-y: auto; }
@@ -77,13 +79,13 @@ enum DemoPageHTML {
   <section class="panel" id="picker" hidden>
     <h2>Who are you?</h2>
     <p>Open this page as two or three people, each in their own window, and talk:</p>
-    <p><a href="?user=ana">Ana</a> · <a href="?user=ben">Ben</a> · <a href="?user=cy">Cy</a></p>
+    <p><a href="?user=ivy">Ivy</a> · <a href="?user=leo">Leo</a> · <a href="?user=mia">Mia</a></p>
   </section>
 
   <section class="panel" id="paste" hidden>
     <h2>Paste a user token</h2>
     <p class="hint">This server does not use the development credentials, so the page cannot sign tokens
-      itself and is never given the api_secret. Paste a user token (<code>checkmark token --user-id ben</code>
+      itself and is never given the api_secret. Paste a user token (<code>checkmark token --user-id leo</code>
       on a machine that has the secret). Your backend must have created the channel below, of a channel
       type with <code>delivery_events</code> on, with you as a member.</p>
     <p><textarea id="token" rows="3" placeholder="eyJhbGciOiJIUzI1NiIs..."></textarea></p>
@@ -99,6 +101,7 @@ enum DemoPageHTML {
       <span id="unread" data-count="0"><b></b> unread</span>
     </div>
     <ol id="messages"></ol>
+    <p id="others-privacy" data-off=""></p>
     <p id="typing" data-users=""></p>
     <form id="composer"><input id="text" autocomplete="off" placeholder="Type a message"><button type="submit">Send</button></form>
     <p class="hint legend"><span><span class="checks" data-status="sent"><span class="first">✓</span><span class="second">✓</span></span> sent</span>
@@ -115,7 +118,8 @@ enum DemoPageHTML {
 // Settings from the server: api_key, the development secret (null with any other credentials) and
 // the channel to talk in.
 const CONFIG = /*CONFIG*/null;
-const PEOPLE = { ana: "Ana", ben: "Ben", cy: "Cy" };
+// The page's own people (not the README's first session's Ana and Ben, whose settings it changes).
+const PEOPLE = { ivy: "Ivy", leo: "Leo", mia: "Mia" };
 
 const $ = (id) => document.getElementById(id);
 
@@ -177,6 +181,7 @@ const state = {
   autoReadPaused: false, // after "mark unread", until a new message comes or the user marks read
   visible: new Set(),    // ids of messages on screen now
   typing: {},            // user id -> when their typing.start came (ms)
+  others: {},            // user id -> their receipt switches, as their demo.privacy said
   typingSince: 0,        // when this page last sent typing.start (0: not typing)
   typingTimer: null,
 };
@@ -255,8 +260,7 @@ function messageElement(message) {
   meta.append(button("show-receipts", "read by / delivered to", showReceipts));
   if (message.user !== state.me) meta.append(button("mark-unread", "mark unread", markUnread));
   if (message.user === state.me) meta.append(button("edit-message", "edit", startEdit), button("delete-message", "delete", deleteMessage));
-  const react = button("react-message", "👍", toggleLike);
-  react.title = "like";
+  const react = button("react-message", "like", toggleLike);
   const reactions = document.createElement("span");
   reactions.className = "reactions";
   reactions.dataset.counts = "";
@@ -307,11 +311,11 @@ function render() {
     const shown = message.deleted ? "This message was deleted." : message.text;
     if (text && text.textContent !== shown) text.textContent = shown;
     li.querySelector(".edited").hidden = !message.edited || !!message.deleted;
-    // Reactions: each type's count ("like" as 👍), and whether this user's like is among them.
+    // Reactions: each type's count, and whether this user's like is among them.
     const counts = Object.entries(message.reactionCounts || {}).filter(([, n]) => n > 0);
     const reactions = li.querySelector(".reactions");
     reactions.dataset.counts = counts.map(([type, n]) => type + ":" + n).join(" ");
-    reactions.textContent = counts.map(([type, n]) => (type === "like" ? "👍" : type) + " " + n).join("  ");
+    reactions.textContent = counts.map(([type, n]) => n + " " + type).join(", ");
     li.querySelector(".react-message").setAttribute("aria-pressed", String(!!(message.own && message.own.includes("like"))));
     const time = li.querySelector("time");
     if (message.created_at) { time.dateTime = message.created_at; time.textContent = timeOf(message.created_at); }
@@ -498,6 +502,7 @@ async function savePrivacy() {
     if (user) showPrivacy(user.privacy_settings);
     $("privacy-state").dataset.state = "saved";
     $("privacy-state").textContent = "saved";
+    announcePrivacy();
   } catch (error) {
     $("privacy-state").dataset.state = "error";
     $("privacy-state").textContent = "not saved";
@@ -636,6 +641,14 @@ function handleEvent(event) {
       }
       break;
     }
+    case "demo.privacy": {
+      if (event.user.id === state.me) return;
+      const first = !(event.user.id in state.others);
+      state.others[event.user.id] = { read: event.read_receipts, delivery: event.delivery_receipts };
+      showOthersPrivacy();
+      if (first) announcePrivacy();
+      return;
+    }
     case "message.updated":
     case "message.deleted":
       if (event.message.parent_id && !event.message.show_in_channel) return;
@@ -701,16 +714,57 @@ function connect(userDetails) {
 }
 
 async function setUpChannel() {
-  // Server-side steps, done here only because the development secret lets the page sign a server token.
+  // Server-side steps, done here only because the development secret lets the page sign a server
+  // token; each asks first, so that no request of a page load fails.
   const server = await signToken({ server: true });
-  try {
-    await api("POST", "/channeltypes", { name: state.type, read_events: true, delivery_events: true }, server);
-  } catch (error) {
-    if (error.status !== 409) throw error;
-    await api("PUT", "/channeltypes/" + encodeURIComponent(state.type), { read_events: true, delivery_events: true }, server);
+  const flags = { read_events: true, delivery_events: true };
+  const types = await api("GET", "/channeltypes", undefined, server);
+  if (types.channel_types && types.channel_types[state.type]) {
+    await api("PUT", "/channeltypes/" + encodeURIComponent(state.type), flags, server);
+  } else {
+    await api("POST", "/channeltypes", { name: state.type, ...flags }, server);
   }
-  await api("POST", channelPath() + "/query", { data: { members: [state.me], created_by_id: state.me } }, server);
-  await api("POST", channelPath(), { add_members: [state.me] }, server);
+  // Every person of the page is a member from the first page load on, so that a message sent before
+  // someone ever opened the page reaches them, and goes gray, double gray and blue as they read it.
+  const channel = await api("POST", channelPath() + "/query", { data: { members: [state.me], created_by_id: state.me } }, server);
+  const members = new Set((channel.members || []).map((m) => m.user_id));
+  const missing = [...new Set([...Object.keys(PEOPLE), state.me])].filter((id) => !members.has(id));
+  const unseen = missing.filter((id) => id !== state.me);
+  if (unseen.length) {
+    // People nobody made yet (not members, so no page of theirs ever loaded here).
+    const users = {};
+    for (const id of unseen) users[id] = { id, name: PEOPLE[id] };
+    await api("POST", "/users", { users }, server);
+  }
+  if (missing.length) await api("POST", channelPath(), { add_members: missing }, server);
+}
+
+// The others' receipt switches, which Stream's API does not show other users: each page tells the
+// channel its own with a custom event (demo.privacy) when it starts and when they change, and once
+// more to anyone it hears from for the first time, who may have opened their page later.
+async function announcePrivacy() {
+  try {
+    await api("POST", channelPath() + "/event", { event: {
+      type: "demo.privacy", read_receipts: $("read-receipts").checked, delivery_receipts: $("delivery-receipts").checked,
+    } }, state.token);
+  } catch (error) { showError(error); }
+}
+
+function showOthersPrivacy() {
+  const off = [];
+  const lines = [];
+  for (const [user, settings] of Object.entries(state.others).sort()) {
+    const name = PEOPLE[user] || user;
+    const kinds = [];
+    if (settings.read === false) { off.push(user + ":read"); kinds.push("read"); }
+    if (settings.delivery === false) { off.push(user + ":delivery"); kinds.push("delivery"); }
+    const effect = kinds.length === 2 ? "your messages stay one gray for " + name
+      : kinds[0] === "read" ? "your messages stay two gray for " + name
+      : "your messages show one gray until " + name + " reads them";
+    if (kinds.length) lines.push(name + " has " + kinds.join(" and ") + " receipts off: " + effect + ".");
+  }
+  $("others-privacy").dataset.off = off.join(" ");
+  $("others-privacy").textContent = lines.join(" ");
 }
 
 async function start() {
@@ -735,6 +789,7 @@ async function start() {
     $("messages").scrollTop = $("messages").scrollHeight;
     confirmDelivery();
     maybeMarkRead();
+    announcePrivacy();
   } catch (error) {
     $("conn").dataset.state = "error";
     $("conn").textContent = "not connected";
