@@ -168,7 +168,7 @@ struct MessageEditTests {
 
     // MARK: Archived texts
 
-    @Test func editingAnArchivedMessageHoldsTheNewTextUntilStored() throws {
+    @Test func editingAnArchivedMessageHoldsTheNewTextWhileAndAfterItIsStored() throws {
         var s = try Self.trio()
         s.engine.messageWindow = 1
         for i in 1...3 { try s.send("a", "m\(i)") }
@@ -185,11 +185,12 @@ struct MessageEditTests {
         s.engine.markEditsDurable([Scenario.general: [0: edit + 1]])
         #expect(log().text(at: 0) == "edited while archived", "another edit's confirmation keeps it")
         s.engine.markEditsDurable([Scenario.general: [0: edit]])
-        #expect(log().text(at: 0) == nil && !log().hasPendingEdits, "stored: back to storage's keeping")
-        #expect(log().revision(at: 0)?.textUpdatedAt != nil, "the revision stays in memory")
-        // A delete of it needs its text for the event: read back, then applied.
-        #expect(s.refuse(Self.delete("m1", by: "a")) == .archivedText(cid: Scenario.general, position: 0))
-        s.engine.recallText("edited while archived", of: Scenario.general, at: 0)
+        #expect(log().text(at: 0) == "edited while archived" && !log().hasPendingEdits, "stored, and still held")
+        #expect(log().revision(at: 0)?.textUpdatedAt != nil)
+        // Regression (review): a text storage gave back from before the edit landed never stands in
+        // for the edited one (a read begun before the edit's commit, recalled after it).
+        s.engine.recallText("text of m1", of: Scenario.general, at: 0)
+        #expect(log().text(at: 0) == "edited while archived")
         let outcome = try s.run(Self.delete("m1", by: "a"))
         guard case .messageDeleted(let message, _, _, _, _) = outcome.events[0].payload else { Issue.record("not message.deleted"); return }
         #expect(message.text == "edited while archived")

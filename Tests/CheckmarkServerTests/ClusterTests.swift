@@ -113,6 +113,18 @@ extension EndToEnd {
                 #expect(messages.map { $0["type"]?.stringValue ?? "?" } == ["regular", "deleted"])
                 #expect(messages.first?["own_reactions"]?.arrayValue?.map { $0["type"]?.stringValue ?? "?" } == ["love"])
             }
+            // Regression (review): an answer too large for a peer message (a 5,000-byte text) was made
+            // by the asking node from the owner's bare result: no text, no reactions. Every node's
+            // answer is the message as it is, whichever node owns the channel.
+            let long = String(repeating: "x", count: 5_000)
+            try await nodes[0].run(.sendMessage(cid: Self.general, userID: "alice", draft: MessageDraft(id: "long", text: long)))
+            for (index, node) in nodes.enumerated() {
+                let answer = try node.http("POST", "/messages/long/reaction?\(key)", body: #"{"reaction":{"type":"t\#(index)"}}"#, headers: bobToken)
+                #expect(answer.status == 201, "node \(index): \(answer.body.prefix(200))")
+                let message = try JSONParser.parse(Array(answer.body.utf8))["message"]
+                #expect(message?["text"]?.stringValue?.count == long.count, "node \(index)")
+                #expect(message?["reaction_counts"]?["t\(index)"]?.intValue == 1, "node \(index)")
+            }
         }
 
         @Test func nodesHoldingDifferentConnectionsNumberEventsAlike() async throws {

@@ -9,6 +9,10 @@ enum RESTForm {
         func component(_ text: String) -> String {
             text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
         }
+        // A message's route, its channel named (ids are unique within a channel only).
+        func messageRoute(_ id: String, in cid: ChannelCID, _ suffix: String = "") -> String {
+            "/messages/\(component(id))\(suffix)?cid=\(component(cid.description))"
+        }
         switch command {
         case .upsertUser(let user):
             var fields: [(String, JSONValue)] = [("id", .string(user.id))]
@@ -54,21 +58,21 @@ enum RESTForm {
             }
             if draft.silent { message.append(("silent", .bool(true))) }
             return ("POST", channel(cid, "/message"), .object([("message", .object(message))]))
-        case .updateMessage(_, let messageID, let text, let editor):
+        case .updateMessage(let cid, let messageID, let text, let editor):
             var message: [(String, JSONValue)] = [("text", .string(text))]
             if let editor { message.append(("user_id", .string(editor))) }
-            return ("POST", "/messages/\(component(messageID))", .object([("message", .object(message))]))
-        case .deleteMessage(_, let messageID, let hard, let editor):
-            var query = hard ? "?hard=true" : ""
-            if let editor { query += (query.isEmpty ? "?" : "&") + "deleted_by=\(component(editor))" }
-            return ("DELETE", "/messages/\(component(messageID))\(query)", nil)
-        case .sendReaction(_, let messageID, let userID, let type, let score, let unique):
-            return ("POST", "/messages/\(component(messageID))/reaction", .object([
+            return ("POST", messageRoute(messageID, in: cid), .object([("message", .object(message))]))
+        case .deleteMessage(let cid, let messageID, let hard, let editor):
+            var query = hard ? "&hard=true" : ""
+            if let editor { query += "&deleted_by=\(component(editor))" }
+            return ("DELETE", messageRoute(messageID, in: cid) + query, nil)
+        case .sendReaction(let cid, let messageID, let userID, let type, let score, let unique):
+            return ("POST", messageRoute(messageID, in: cid, "/reaction"), .object([
                 ("reaction", .object([("type", .string(type)), ("score", .number(Double(score)))])),
                 ("user_id", .string(userID)), ("enforce_unique", .bool(unique)),
             ]))
-        case .deleteReaction(_, let messageID, let userID, let type):
-            return ("DELETE", "/messages/\(component(messageID))/reaction/\(component(type))?user_id=\(component(userID))", nil)
+        case .deleteReaction(let cid, let messageID, let userID, let type):
+            return ("DELETE", messageRoute(messageID, in: cid, "/reaction/\(component(type))") + "&user_id=\(component(userID))", nil)
         case .markRead(let cid, let userID, let messageID):
             var body: [(String, JSONValue)] = [("user_id", .string(userID))]
             if let messageID { body.append(("message_id", .string(messageID))) }

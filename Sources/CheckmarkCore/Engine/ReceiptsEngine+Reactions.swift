@@ -34,6 +34,11 @@ extension ReceiptsEngine {
             }
             reaction = Reaction(userID: userID, type: type, score: score, createdAt: now)
             reactions.append(reaction)
+            // Kept in the order storage loads them back: by time, then user and type (two reactions
+            // share a time when the clock was held back).
+            if reactions.count > 1, reactions[reactions.count - 2].createdAt == now {
+                reactions.sort { ($0.createdAt, $0.userID, $0.type) < ($1.createdAt, $1.userID, $1.type) }
+            }
         }
         channels[cid]!.messages.setReactions(reactions, at: position)
         touched.messageReactions.insert(.init(cid: cid, position: position))

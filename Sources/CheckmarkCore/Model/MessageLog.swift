@@ -9,8 +9,9 @@
 /// count storage confirmed, so that storage always has what memory dropped.
 ///
 /// Edits and deletions (``MessageRevision``) are held for every message that has one, few as they
-/// are; an edited text is held like a sent one (in the window), and outside the window only until
-/// storage confirmed that edit (``markEditDurable(at:edit:)``).
+/// are, and so is the text of every message edited since the log was loaded: a text read back from
+/// storage before an edit landed (``recall(_:at:keepingAtMost:)``, a page's ``ArchivedTexts``) can
+/// then never stand in for the edited one. A restore holds the edited texts of the window only.
 public struct MessageLog: Sendable {
     /// The channel all messages belong to.
     public var cid: ChannelCID
@@ -33,8 +34,9 @@ public struct MessageLog: Sendable {
     private var recalledOrder: [Int] = []
     /// Edits and deletions, by position.
     private var revisions: [Int: MessageRevision] = [:]
-    /// The current texts of edited messages (``Flags/edited``), by position: each with the number of
-    /// the edit that set it, and whether storage confirmed it.
+    /// The current texts of messages edited since the log was loaded, and of the window's edited
+    /// messages at the load (``Flags/edited``), by position: each with the number of the edit that
+    /// set it, and whether storage confirmed it.
     private var editedTexts: [Int: EditedText] = [:]
     /// Reactions, by position, oldest first (rules R1-R5): every message's that has any.
     private var reactionLists: [Int: [Reaction]] = [:]
@@ -268,12 +270,11 @@ public struct MessageLog: Sendable {
         }
     }
 
-    /// Storage confirmed edit number `edit` of the message at `position` (``pendingEdit(at:)``): its
-    /// text leaves memory if the message is archived. A later edit's text stays.
+    /// Storage confirmed edit number `edit` of the message at `position` (``pendingEdit(at:)``); a
+    /// later edit stays pending. The text stays in memory (see the type's contract).
     public mutating func markEditDurable(at position: Int, edit: Int) {
-        guard position < count, var edited = editedTexts[position], edited.edit == edit else { return }
-        edited.durable = true
-        editedTexts[position] = flags[position].contains(.archived) ? nil : edited
+        guard position < count, editedTexts[position]?.edit == edit else { return }
+        editedTexts[position]!.durable = true
     }
 
     /// Storage confirmed the first `count` messages: archives the texts of those that are older than
@@ -285,9 +286,6 @@ public struct MessageLog: Sendable {
             if !flags[archivedThrough].contains(.archived) {
                 flags[archivedThrough].insert(.archived)
                 texts[archivedThrough - textBase] = ""
-                if flags[archivedThrough].contains(.edited), editedTexts[archivedThrough]?.durable == true {
-                    editedTexts[archivedThrough] = nil
-                }
             }
             archivedThrough += 1
         }

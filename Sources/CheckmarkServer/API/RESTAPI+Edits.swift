@@ -16,7 +16,8 @@ extension RESTAPI {
         if let given = try RequestFields.optionalString(message, "id"), given != id {
             throw .invalid("message.id \(given) is not the message of the path (\(id))")
         }
-        let text = try RequestFields.optionalString(message, "text") ?? ""
+        // Required: a text left out would otherwise erase the message's (rule M2 changes what is sent).
+        guard let text = try RequestFields.optionalString(message, "text") else { throw .invalid("message.text must be a string") }
         let inMessage = try RESTCaller.named(in: message)
         let inBody = try RESTCaller.named(in: call.body)
         let editor = try call.caller.actor(named: inMessage ?? inBody)

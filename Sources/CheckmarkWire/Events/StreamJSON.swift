@@ -99,10 +99,19 @@ public enum StreamJSON {
             writer.field("show_in_channel", message.showInChannel)
         }
         writer.field("silent", message.silent)
-        for empty in ["attachments", "mentioned_users", "restricted_visibility"] {
-            writeEmptyArray(empty, into: &writer)
+        // The fields of a message without reactions in the order and bytes they always had: the
+        // journal writes `message.new`'s message again from its row and checks it byte for byte.
+        for empty in ["attachments", "mentioned_users"] { writeEmptyArray(empty, into: &writer) }
+        if message.reactions.isEmpty {
+            for empty in ["latest_reactions", "own_reactions", "restricted_visibility"] { writeEmptyArray(empty, into: &writer) }
+            for empty in ["reaction_counts", "reaction_scores"] {
+                writer.key(empty)
+                writer.beginObject()
+                writer.endObject()
+            }
+        } else {
+            writeReactions(of: message, viewer: viewer, users: users, into: &writer)
         }
-        writeReactions(of: message, viewer: viewer, users: users, into: &writer)
         writer.key("custom")
         writer.beginObject()
         writer.endObject()
@@ -115,21 +124,12 @@ public enum StreamJSON {
         writer.endObject()
     }
 
-    /// A message's `latest_reactions` (newest first), `own_reactions` (`viewer`'s, newest first),
-    /// `reaction_counts`, `reaction_scores` and `reaction_groups` (per type, in the order each type
-    /// was first given).
+    /// A message's reactions: `latest_reactions` (newest first), `own_reactions` (`viewer`'s, newest
+    /// first), then (after `restricted_visibility`, where a message without reactions has it)
+    /// `reaction_counts`, `reaction_scores` and `reaction_groups` per type, in the order each type
+    /// was first given.
     private static func writeReactions(of message: Message, viewer: String?, users lookUp: ((String) -> User?)?, into writer: inout JSONWriter) {
         let reactions = message.reactions
-        guard !reactions.isEmpty else {
-            // Most messages: nothing to count, nothing allocated.
-            for empty in ["latest_reactions", "own_reactions"] { writeEmptyArray(empty, into: &writer) }
-            for empty in ["reaction_counts", "reaction_scores", "reaction_groups"] {
-                writer.key(empty)
-                writer.beginObject()
-                writer.endObject()
-            }
-            return
-        }
         func users(_ id: String) -> User? { lookUp?(id) ?? message.reactionUsers[id] }
         let limit = Message.latestReactionsLimit
         writer.key("latest_reactions")
@@ -144,6 +144,7 @@ public enum StreamJSON {
             }
         }
         writer.endArray()
+        writeEmptyArray("restricted_visibility", into: &writer)
         var types: [String] = []
         var groups: [String: (count: Int, score: Int, first: Timestamp, last: Timestamp)] = [:]
         for reaction in reactions {

@@ -2,18 +2,29 @@ import CheckmarkCore
 
 /// The JSON results the gateway's replies and the REST API share.
 public enum ResultJSON {
-    /// `{"message": ...}` for a send-message outcome, the author's profile included.
+    /// `{"message": ...}` for an outcome with a message (a send, an edit, a delete), the author's
+    /// profile included; with `"reaction"` for a reaction's.
     package static func message(_ outcome: ReceiptsOutcome, engine: ReceiptsEngine) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         // A thread's parent with its thread's size, as a query lists it (0 for a new message).
         func replies(_ message: Message) -> Int { engine.channels[message.cid]?.threads[message.id]?.replyPositions.count ?? 0 }
+        // The message as the engine holds it now where it can (a cluster node's answer to a command
+        // its shard's owner applied carries neither text nor revision nor reactions: made after the
+        // node caught up with that owner's commit); the outcome's otherwise.
+        func current(_ message: Message) -> Message {
+            guard let log = engine.channels[message.cid]?.messages, let position = log.position(of: message.id),
+                  let held = log.message(at: position) else { return message }
+            return held
+        }
         switch outcome.result {
-        case .message(let message):
+        case .message(let sent):
+            let message = current(sent)
             w.key("message")
             StreamJSON.write(message: message, sender: engine.users[message.userID], replyCount: replies(message),
                              users: { engine.users[$0] }, into: &w)
-        case .reaction(let message, let reaction):
+        case .reaction(let reacted, let reaction):
+            let message = current(reacted)
             // The reacting user's view: its reactions are the message's `own_reactions`.
             w.key("message")
             StreamJSON.write(message: message, sender: engine.users[message.userID], replyCount: replies(message), viewer: reaction.userID,
