@@ -498,7 +498,7 @@ extension EndToEnd {
             #expect(try await ClusterFailureTests.eventually(within: 10) { try nodes.map(Self.shardsOwned) == [128, 128] })
             _ = try await nodes[0].run(.markRead(cid: Self.general, userID: "bob", messageID: "m2"))
             // The second node has applied it before the first stops.
-            _ = try await nodes[1].http("GET", "/readyz")
+            _ = try nodes[1].http("GET", "/readyz")
             try await Task.sleep(for: .milliseconds(500))
             await nodes[0].stop()
             #expect(try await ClusterFailureTests.eventually(within: 10) { try Self.shardsOwned(nodes[1]) == 256 })

@@ -71,7 +71,7 @@ extension EndToEnd {
                 #expect((try? Self.json(answer))?["StatusCode"]?.intValue == status)
             }
             #expect(await ben.drain().filter { $0.type.hasPrefix("message.") }.isEmpty, "refusals send nothing")
-            await ben.close()
+            ben.close()
             await first.stop(removingData: false)
 
             // A window of one: m1-m3 come back from storage, their edits with them.

@@ -101,6 +101,26 @@ extension EndToEnd {
             #expect(try server.http("GET", "/messages/nope?\(Self.key)", headers: Self.user("ann")).status == 404)
         }
 
+        /// Found by reading Stream's iOS SDK (issue 47): its channel list queries with `GET /channels?payload=`,
+        /// answered 405. The same query as POST's body gives the same answer; no payload, or one not a
+        /// JSON object, is 400.
+        @Test func channelsQueriedByGetWithAPayloadAnswerAsByPost() async throws {
+            let server = try await TestServer.start()
+            defer { Task { await server.stop() } }
+            try await server.setUp(users: ["ann", "ben"])
+            try await server.run(.sendMessage(cid: TestServer.general, userID: "ann", draft: MessageDraft(id: "m1", text: "hello")))
+            let query = #"{"filter_conditions":{"members":{"$in":["ben"]}},"sort":[{"field":"last_message_at","direction":-1}],"limit":10}"#
+            let byPost = try server.http("POST", "/channels?\(Self.key)", body: query, headers: Self.user("ben"))
+            let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let byGet = try server.http("GET", "/channels?payload=\(encoded)&\(Self.key)", headers: Self.user("ben"))
+            #expect(byGet.status == 200 && byPost.status == 200, "\(byGet.body)")
+            func withoutDuration(_ body: String) -> String { body.replacingOccurrences(of: #","duration":"[^"]*""#, with: "", options: .regularExpression) }
+            #expect(withoutDuration(byGet.body) == withoutDuration(byPost.body))
+            #expect(try server.http("GET", "/channels?\(Self.key)", headers: Self.user("ben")).status == 400)
+            #expect(try server.http("GET", "/channels?payload=%5B1%5D&\(Self.key)", headers: Self.user("ben")).status == 400)
+            #expect(try server.http("GET", "/channels?payload=%7B&\(Self.key)", headers: Self.user("ben")).status == 400)
+        }
+
         @Test func requestBodyLimitIsConfigurable() async throws {
             let server = try await TestServer.start { $0.maxRequestBodyBytes = 1_000 }
             defer { Task { await server.stop() } }

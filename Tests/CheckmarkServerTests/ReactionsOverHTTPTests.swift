@@ -74,7 +74,7 @@ extension EndToEnd {
             #expect(taken.status == 200, "\(taken.body)")
             #expect(try Self.json(taken)["reaction"]?["type"]?.stringValue == "clap")
             #expect((await ann.nextEvent(ofType: ["reaction.deleted"]))?.json?["reaction"]?["user_id"]?.stringValue == "cat")
-            await ann.close()
+            ann.close()
             await first.stop(removingData: false)
 
             let server = try await TestServer.start(directory: directory)
@@ -97,7 +97,7 @@ extension EndToEnd {
             #expect(replayed.allSatisfy { $0.json?["channel"]?["cid"]?.stringValue == "messaging:general" && $0.json?["reaction"] != nil })
             // 1 is the message's message.new, 2 its notification.message_new (never replayed).
             #expect(replayed.compactMap { $0.json?["channel_seq"]?.intValue } == [3, 4, 5, 6])
-            await cat.close()
+            cat.close()
         }
     }
 }

@@ -72,6 +72,10 @@ extension EndToEnd {
                 #expect(try Self.query(server, as: "ben", body).status == 400, "\(body)")
             }
             #expect(try Self.query(server, as: "ben", #"{"sort":[{"field":"last_message_at","direction":-1}]}"#).status == 200)
+            // The refusal quotes the sort as the client sent it (it printed Swift's debug form of it).
+            let refused = try Self.query(server, as: "ben", #"{"sort":[{"field":"has_unread","direction":-1}]}"#)
+            let text = refused.json?["message"]?.stringValue ?? ""
+            #expect(text.contains(#"sort {"field":"has_unread","direction":-1} is not supported"#), "\(text)")
         }
 
         /// Regression (review): a participant who only read a thread and hides its reads showed its

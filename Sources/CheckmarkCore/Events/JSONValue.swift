@@ -74,3 +74,12 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 }
+
+extension JSONValue {
+    /// The value as compact JSON text: how an error message quotes what a client sent.
+    public var jsonText: String {
+        var writer = JSONWriter()
+        writer.value(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

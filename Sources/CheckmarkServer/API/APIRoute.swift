@@ -8,7 +8,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
     // Channel types.
     case createChannelType, listChannelTypes, getChannelType, updateChannelType
     // Channels. Literal segments come before `{id}` so that `/channels/{type}/query` is not an update.
-    case queryChannels, markAllRead, markDelivered, queryDistinctChannel, queryChannel, updateChannel
+    case queryChannels, queryChannelsByGet, markAllRead, markDelivered, queryDistinctChannel, queryChannel, updateChannel
     // Messages and confirmations in a channel.
     case sendMessage, markRead, markUnread, stopWatching, messageReceipts, sendEvent
     // Messages and threads.
@@ -20,7 +20,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
 
     package var method: String {
         switch self {
-        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage, .getThread, .getReactions: "GET"
+        case .connect, .healthz, .readyz, .metrics, .listChannelTypes, .queryChannelsByGet, .getChannelType, .messageReceipts, .unreadCounts, .replies, .getMessage, .getThread, .getReactions: "GET"
         case .updateUsersPartial: "PATCH"
         case .updateChannelType, .updateMessagePartial: "PUT"
         case .deleteMessage, .deleteReaction: "DELETE"
@@ -38,7 +38,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         case .upsertUsers, .updateUsersPartial: "/users"
         case .createChannelType, .listChannelTypes: "/channeltypes"
         case .getChannelType, .updateChannelType: "/channeltypes/{name}"
-        case .queryChannels: "/channels"
+        case .queryChannels, .queryChannelsByGet: "/channels"
         case .markAllRead: "/channels/read"
         case .markDelivered: "/channels/delivered"
         case .queryDistinctChannel: "/channels/{type}/query"
@@ -67,7 +67,7 @@ package enum APIRoute: String, CaseIterable, Sendable {
         switch self {
         case .sendEvent, .sendReaction: 201
         case .connect, .healthz, .readyz, .metrics, .upsertUsers, .updateUsersPartial, .createChannelType, .listChannelTypes,
-             .getChannelType, .updateChannelType, .queryChannels, .markAllRead, .markDelivered, .queryDistinctChannel,
+             .getChannelType, .updateChannelType, .queryChannels, .queryChannelsByGet, .markAllRead, .markDelivered, .queryDistinctChannel,
              .queryChannel, .updateChannel, .sendMessage, .markRead, .markUnread, .stopWatching, .messageReceipts, .replies,
              .getMessage, .updateMessage, .updateMessagePartial, .deleteMessage, .queryThreads, .getThread, .unreadCounts,
              .deleteReaction, .getReactions:

@@ -106,7 +106,7 @@ extension RESTAPI {
         let entries: [JSONValue] = sort.arrayValue ?? [sort]
         for entry in entries {
             guard entry["field"]?.stringValue == "last_message_at", (entry["direction"]?.intValue ?? -1) == -1 else {
-                throw .invalid("threads are listed by last_message_at descending only; sort \(entry) is not supported")
+                throw .invalid("threads are listed by last_message_at descending only; sort \(entry.jsonText) is not supported")
             }
         }
     }

@@ -51,6 +51,21 @@ struct RESTAPI: Sendable {
             return cid
         }
 
+        /// The call with the JSON of `?payload=` as its body: Stream's iOS SDK queries channels with
+        /// `GET /channels?payload=...`. - Throws: 400 when the payload is missing or not a JSON object.
+        /// The payload is held to the same JSON limits as a body.
+        func withPayloadAsBody(limits: JSONLimits) throws(WireError) -> Call {
+            guard let text = query["payload"] else { throw .invalid("GET /channels needs ?payload= (the query as JSON), or use POST") }
+            let payload: JSONValue
+            do { payload = try JSONParser.parse(Array(text.utf8), limits: limits) } catch {
+                throw .invalid(error.limit == nil ? "payload is not valid JSON: \(error.description)" : "payload is refused: \(error.description)")
+            }
+            guard case .object = payload else { throw .invalid("payload must be a JSON object") }
+            var call = self
+            call.body = payload
+            return call
+        }
+
         /// The `{type}/{id}` of the path.
         func cid() throws(WireError) -> ChannelCID {
             try RequestFields.cid(type: parameters["type"] ?? "", id: parameters["id"] ?? "")
@@ -109,6 +124,7 @@ struct RESTAPI: Sendable {
         case .getChannelType: try getChannelType(call)
         case .updateChannelType: try updateChannelType(call)
         case .queryChannels: try queryChannels(call)
+        case .queryChannelsByGet: try queryChannels(call.withPayloadAsBody(limits: jsonLimits))
         case .queryChannel, .queryDistinctChannel: try queryChannel(call)
         case .updateChannel: try updateChannel(call)
         case .sendMessage: try sendMessage(call)
