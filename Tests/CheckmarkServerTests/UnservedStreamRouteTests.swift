@@ -22,6 +22,8 @@ struct UnservedStreamRouteTests {
     @Test func aRequestForOneMatchesItsFeature() {
         #expect(UnservedStreamRoute.match(method: "POST", path: "/messages/m1/reactions")?.feature == "querying reactions")
         #expect(UnservedStreamRoute.match(method: "GET", path: "/users")?.feature == "querying users")
+        #expect(UnservedStreamRoute.match(method: "PATCH", path: "/channels/messaging/general/member/ann")?.feature == "member updates",
+                "the SDKs' pin and archive of a channel")
         #expect(UnservedStreamRoute.match(method: "DELETE", path: "/users") == nil)
         #expect(UnservedStreamRoute.match(method: "GET", path: "/nothing") == nil)
     }

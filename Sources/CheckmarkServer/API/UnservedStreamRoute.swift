@@ -49,7 +49,9 @@ package struct UnservedStreamRoute: Sendable, Equatable {
                         ("DELETE", "/channels/{type}/{id}/image"), ("POST", "/channels/{type}/{id}/image"),
                         ("DELETE", "/uploads/file"), ("POST", "/uploads/file"), ("DELETE", "/uploads/image"), ("POST", "/uploads/image")])
         add("hiding channels", [("POST", "/channels/{type}/{id}/hide"), ("POST", "/channels/{type}/{id}/show")])
-        add("member updates", [("PATCH", "/channels/{type}/{id}/member")])
+        add("member updates", [("PATCH", "/channels/{type}/{id}/member"),
+                               // Not in the client-side description; both SDKs pin and archive channels with it.
+                               ("PATCH", "/channels/{type}/{id}/member/{user_id}")])
         add("reading messages by id", [("GET", "/channels/{type}/{id}/messages")])
         add("pinned messages", [("GET", "/channels/{type}/{id}/pinned_messages")])
         add("truncating channels", [("POST", "/channels/{type}/{id}/truncate")])
