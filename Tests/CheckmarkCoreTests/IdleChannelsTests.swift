@@ -100,6 +100,21 @@ struct IdleChannelsTests {
         #expect(evicted5)
     }
 
+    /// Issue 46: an edited text is held in memory until storage confirms the row that stores it; a
+    /// channel whose edit waits for that stays, even once its rows were handed over.
+    @Test func aChannelWithAnEditNotDurableYetStays() throws {
+        var s = try Self.settled()
+        try s.run(.updateMessage(cid: Self.general, messageID: "g1", text: "edited", by: "a"))
+        _ = s.engine.takeFootprint()
+        let log = s.engine.channels[Self.general]!.messages
+        let edit = try #require(log.pendingEdit(at: log.position(of: "g1")!))
+        let evicted8 = s.engine.evict(Self.general)
+        #expect(!evicted8, "its edited text is only in memory")
+        s.engine.markEditsDurable([Self.general: [log.position(of: "g1")!: edit]])
+        let evicted9 = s.engine.evict(Self.general)
+        #expect(evicted9)
+    }
+
     @Test func aChannelWithRowsNotHandedOverStays() throws {
         var s = try Self.settled()
         try s.run(.markUnread(cid: Self.team, userID: "a", from: .message("t1")))
